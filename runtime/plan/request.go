@@ -1,0 +1,39 @@
+package plan
+
+// Request is what an algorithm builds a plan for: one rank's view of one
+// collective call. Counts are in elements.
+type Request struct {
+	Coll Coll
+	Rank int
+	Size int
+
+	// Count is the per-call element count:
+	//   AllReduce, Broadcast, Reduce: len(buffer)
+	//   AllGather: len(send) (each rank's share; len(recv) = Size*Count)
+	//   ReduceScatter: len(recv) (each rank's share; len(send) = Size*Count)
+	//   AlltoAll: elements per peer block (len(send) = len(recv) = Size*Count)
+	//   AlltoAllV, Barrier: unused (0)
+	Count int
+
+	// Root is the root rank of Broadcast and Reduce, else 0.
+	Root int
+
+	// InPlace tells that the send and receive buffers alias in the NCCL
+	// sense: AllReduce send == recv; AllGather send == recv[Rank*Count:];
+	// ReduceScatter recv == send[Rank*Count:]. The plan must then be correct
+	// when reads of BufSend see earlier writes to BufRecv.
+	InPlace bool
+
+	// AlltoAllV counts and displacements, in elements, of length Size.
+	SendCounts, SendDispls, RecvCounts, RecvDispls []int
+}
+
+// Algorithm builds plans. Implementations are pure and deterministic: the
+// same request gives the same plan, and they do no I/O.
+type Algorithm interface {
+	// Name is the algorithm's name as HCCL_ALGO spells it, e.g. "ring".
+	Name() string
+	// Build returns the rank's plan for req, or an error saying why the
+	// algorithm cannot serve the request.
+	Build(req Request) (*Plan, error)
+}

@@ -1,0 +1,41 @@
+package transport
+
+import (
+	"context"
+
+	"github.com/hcclrun/hcclrun/netio"
+)
+
+// Link is an ordered, reliable, bidirectional frame channel to one peer.
+// Frames are a netio.Header followed by h.Len payload bytes.
+//
+// Concurrency: one goroutine may send while another receives; two
+// concurrent Sends, or two concurrent receives, are not allowed.
+// Cancelling ctx unblocks a pending call, which then fails; the link is
+// unusable afterwards (a partial frame may have been transferred).
+type Link interface {
+	// Send transmits h and then p; h.Len must equal len(p). It returns when
+	// p may be reused.
+	Send(ctx context.Context, h *netio.Header, p []byte) error
+
+	// RecvHeader reads the header of the next frame into h.
+	RecvHeader(ctx context.Context, h *netio.Header) error
+
+	// RecvPayload reads the payload of the frame whose header was read last
+	// into p, whose length must equal that header's Len.
+	RecvPayload(ctx context.Context, p []byte) error
+
+	// Close releases the link; pending calls fail.
+	Close() error
+}
+
+// PayloadVisitor is implemented by links that can show a payload in place,
+// in the link's own buffer, so that a receiver can reduce straight from it
+// instead of copying it out first (shared memory does this).
+type PayloadVisitor interface {
+	// VisitPayload calls fn on successive pieces of the payload of the frame
+	// whose header was read last, in order; off is the piece's offset within
+	// the payload. b is valid only during the call. The pieces add up to n
+	// bytes, which must equal the header's Len.
+	VisitPayload(ctx context.Context, n int, fn func(off int, b []byte)) error
+}
