@@ -1,0 +1,61 @@
+// Package shm provides what ranks of one server need to move bytes through
+// shared memory: segments that never outlive the job, single-producer
+// single-consumer byte rings inside them, and waiting that spins briefly and
+// then sleeps on a shared futex. It knows nothing of collectives, frames or
+// ranks; runtime/transport/shmlink builds a transport link on top of it.
+//
+// # Segments that never leak
+//
+// A segment is a file in a tmpfs (/dev/shm) created with O_EXCL|O_CREAT and
+// mode 0600 under a fresh name starting with "hcclrun-" and unlinked right
+// after the open, before anything else can fail: the name exists for
+// microseconds, so nothing of ours remains in /dev/shm after any exit, kill -9
+// included. The file lives on as long as a descriptor or a mapping refers to
+// it. The creator passes the descriptor to the local peer over a unix socket
+// (SCM_RIGHTS, see [Segment.Send] and [Receive]); the peer maps the received
+// descriptor. A tmpfs file is used rather than memfd_create so that the size
+// limit of /dev/shm, which the administrator set for shared memory, is the
+// limit that applies and is checked ([CheckSpace]).
+//
+// Segments are sized with fallocate, so that a full tmpfs fails at creation
+// with ENOSPC instead of with SIGBUS at the first touch in the middle of a
+// collective, and every page is pre-faulted into the page tables of each
+// process that maps it: a first touch costs about 10 us per 4 KiB page on
+// the project's machines.
+//
+// # Rings
+//
+// A [Ring] is a single-producer single-consumer byte ring laid out in a part
+// of a segment: a header page with the producer's and the consumer's counters
+// on separate cache lines, then a data area whose capacity is a power of two.
+// The producer reserves space in place and commits it ([Ring.Reserve],
+// [Ring.Commit], or [Ring.Write]); the consumer sees readable bytes in place
+// ([Ring.Peek]) so that it can reduce straight from the ring into its
+// destination, then releases them ([Ring.Release], or [Ring.Read]).
+//
+// # Waiting
+//
+// A side that must wait spins for a few microseconds (yielding the processor
+// between checks), then announces that it sleeps and blocks in FUTEX_WAIT on
+// a 32-bit event word in the segment. The futex is shared (no
+// FUTEX_PRIVATE_FLAG) because the two sides are different processes. The
+// other side issues FUTEX_WAKE only when the sleeper announced itself, so
+// the fast path makes no system call. A sleeper wakes periodically
+// ([WakePeriod]) to notice a cancelled context or a dead peer, so eight
+// ranks on two cores make progress without burning a core each.
+//
+// # Peer death
+//
+// A ring carries a closed flag that [Ring.Close] sets. A peer killed with
+// SIGKILL cannot set it, so the unix socket that carried the descriptor is
+// kept open as a liveness channel: [Watch] reads it until EOF or an error
+// and then aborts the rings, which wakes a blocked side at once.
+//
+// # Concurrency
+//
+// A Ring has one producer and one consumer, each in one goroutine at a time
+// (usually in different processes). Close and Abort may be called from any
+// goroutine at any time. Unmapping a segment ([Segment.Close]) while a ring
+// in it is in use is the caller's bug: the caller must first close the rings
+// and wait for its goroutines to leave them.
+package shm

@@ -1,0 +1,323 @@
+package shm
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+)
+
+// Ring header layout, in bytes from the start of the ring. The producer's
+// and the consumer's counters live on cache lines of their own (128 bytes
+// apart, because the adjacent-line prefetcher pulls lines in pairs), so the
+// two sides do not invalidate each other's line on every update. The data
+// area starts at a page boundary.
+const (
+	offMagic       = 0   // uint32, written last by NewRing
+	offVersion     = 4   // uint32
+	offCapacity    = 8   // uint64, bytes in the data area, a power of two
+	offHead        = 128 // uint64: bytes ever committed; written by the producer only
+	offTail        = 256 // uint64: bytes ever released; written by the consumer only
+	offDataEv      = 384 // uint32 futex word the consumer sleeps on; bumped to wake it
+	offConsWaiting = 388 // uint32: 1 while the consumer is (about to be) asleep
+	offSpaceEv     = 512 // uint32 futex word the producer sleeps on
+	offProdWaiting = 516 // uint32: 1 while the producer is (about to be) asleep
+	offClosed      = 640 // uint32: 1 once either side closed the ring
+
+	// RingHeaderSize is the space a ring's header takes before its data.
+	RingHeaderSize = 4096
+
+	ringMagic   = 0x474e5248 // "HRNG"
+	ringVersion = 1
+
+	// MinRingCapacity is the smallest data area NewRing accepts. Anything
+	// smaller than a frame header would make every frame wrap.
+	MinRingCapacity = 256
+
+	// maxChunk bounds how many bytes Write and Read move between two
+	// counter updates, so that the other side can work on the first part
+	// of a large transfer while this side copies the next (a pipeline of
+	// two cores rather than a relay). 128 KiB keeps the counter traffic
+	// negligible (one cache-line transfer per ~10 us of copying).
+	maxChunk = 128 << 10
+)
+
+// RingBytes returns the bytes a ring with the given data capacity occupies
+// in a segment: header plus data.
+func RingBytes(capacity int) int { return RingHeaderSize + capacity }
+
+// Ring is one process's handle on a single-producer single-consumer byte
+// ring in shared memory. One goroutine may act as producer (Reserve,
+// Commit, Write) while another acts as consumer (Peek, Release, Read);
+// usually the two sides are in different processes, each with its own Ring.
+// Close and Abort may be called concurrently with anything.
+type Ring struct {
+	data []byte
+	mask uint64
+	cap  uint64
+
+	head, tail                   *atomic.Uint64
+	dataEv, consWaiting          *atomic.Uint32
+	spaceEv, prodWaiting, closed *atomic.Uint32
+
+	chunk int
+
+	local atomic.Bool           // Close was called in this process
+	cause atomic.Pointer[error] // set by Abort
+
+	_ [64]byte
+	// Producer-local state: the producer's own counter and the last
+	// consumer counter it read. Reading the shared tail only when the
+	// cached one says the ring is full keeps the consumer's line out of
+	// the producer's cache in steady state.
+	wHead, wTail uint64
+	_            [64]byte
+	// Consumer-local state, likewise.
+	rTail, rHead uint64
+	_            [64]byte
+}
+
+// NewRing lays out an empty ring with capacity data bytes at the start of b
+// (which must hold RingBytes(capacity)) and returns a handle on it. The
+// creator calls NewRing before the peer can see the memory; the peer calls
+// OpenRing on its own mapping.
+func NewRing(b []byte, capacity int) (*Ring, error) {
+	if capacity < MinRingCapacity || bits.OnesCount(uint(capacity)) != 1 {
+		return nil, fmt.Errorf("shm: ring capacity %d: want a power of two >= %d", capacity, MinRingCapacity)
+	}
+	if len(b) < RingBytes(capacity) {
+		return nil, fmt.Errorf("shm: ring of %d bytes needs %d bytes of memory, have %d", capacity, RingBytes(capacity), len(b))
+	}
+	hdr := b[:RingHeaderSize]
+	for _, off := range []int{offHead, offTail} {
+		word64(hdr, off).Store(0)
+	}
+	for _, off := range []int{offDataEv, offConsWaiting, offSpaceEv, offProdWaiting, offClosed} {
+		word32(hdr, off).Store(0)
+	}
+	word64(hdr, offCapacity).Store(uint64(capacity))
+	word32(hdr, offVersion).Store(ringVersion)
+	word32(hdr, offMagic).Store(ringMagic)
+	return attach(b, capacity), nil
+}
+
+// OpenRing returns a handle on a ring that NewRing laid out at the start of
+// b, in this or another process.
+func OpenRing(b []byte) (*Ring, error) {
+	if len(b) < RingHeaderSize {
+		return nil, fmt.Errorf("shm: open ring: %d bytes is smaller than a ring header", len(b))
+	}
+	if m := word32(b, offMagic).Load(); m != ringMagic {
+		return nil, fmt.Errorf("shm: open ring: bad magic %#x", m)
+	}
+	if v := word32(b, offVersion).Load(); v != ringVersion {
+		return nil, fmt.Errorf("shm: open ring: version %d, want %d", v, ringVersion)
+	}
+	c := word64(b, offCapacity).Load()
+	if c < MinRingCapacity || bits.OnesCount64(c) != 1 || c > uint64(len(b)-RingHeaderSize) {
+		return nil, fmt.Errorf("shm: open ring: capacity %d does not fit %d bytes", c, len(b))
+	}
+	return attach(b, int(c)), nil
+}
+
+func attach(b []byte, capacity int) *Ring {
+	hdr := b[:RingHeaderSize]
+	r := &Ring{
+		data:        b[RingHeaderSize : RingHeaderSize+capacity : RingHeaderSize+capacity],
+		mask:        uint64(capacity - 1),
+		cap:         uint64(capacity),
+		head:        word64(hdr, offHead),
+		tail:        word64(hdr, offTail),
+		dataEv:      word32(hdr, offDataEv),
+		consWaiting: word32(hdr, offConsWaiting),
+		spaceEv:     word32(hdr, offSpaceEv),
+		prodWaiting: word32(hdr, offProdWaiting),
+		closed:      word32(hdr, offClosed),
+		chunk:       min(capacity/4, maxChunk),
+	}
+	r.wHead = r.head.Load()
+	r.wTail = r.tail.Load()
+	r.rTail = r.tail.Load()
+	r.rHead = r.head.Load()
+	return r
+}
+
+// Cap returns the capacity of the data area in bytes.
+func (r *Ring) Cap() int { return int(r.cap) }
+
+// Buffered returns how many bytes are committed and not yet released. It is
+// a snapshot; either side may call it.
+func (r *Ring) Buffered() int { return int(r.head.Load() - r.tail.Load()) }
+
+// Close marks the ring closed, for this process and for the peer, and wakes
+// every waiter on both sides. Calls by this process then fail with
+// ErrClosed; the peer's consumer still reads what was committed before,
+// then gets ErrPeerClosed, and the peer's producer fails at once. Close is
+// idempotent. The memory must still be mapped.
+func (r *Ring) Close() {
+	r.local.Store(true)
+	r.closed.Store(1)
+	r.wakeAll()
+}
+
+// Abort records that the peer is gone (cause says how it was noticed: EOF
+// on the liveness socket, a reset, ...). This process's consumer still
+// reads what was committed, then gets an error wrapping ErrPeerGone and
+// cause; its producer fails at once. The first cause wins.
+func (r *Ring) Abort(cause error) {
+	err := fmt.Errorf("%w: %w", ErrPeerGone, cause)
+	r.cause.CompareAndSwap(nil, &err)
+	r.closed.Store(1)
+	r.wakeAll()
+}
+
+// wakeAll wakes both sides unconditionally: closing is rare and must not
+// depend on the waiting flags, which a sleeper may be about to set.
+func (r *Ring) wakeAll() {
+	r.dataEv.Add(1)
+	futexWakeUp(r.dataEv, 1<<30)
+	r.spaceEv.Add(1)
+	futexWakeUp(r.spaceEv, 1<<30)
+}
+
+// closedErr returns why the ring cannot be used, nil while it can. A
+// consumer calls it only when nothing is left to read.
+func (r *Ring) closedErr() error {
+	if r.local.Load() {
+		return ErrClosed
+	}
+	if r.closed.Load() == 0 {
+		return nil
+	}
+	if c := r.cause.Load(); c != nil {
+		return *c
+	}
+	return ErrPeerClosed
+}
+
+// Reserve returns writable space in the ring, in place: between 1 and max
+// bytes, contiguous (a reservation stops at the end of the data area). It
+// waits while the ring is full. Nothing is visible to the consumer until
+// Commit. Calling Reserve again without Commit returns the same space.
+func (r *Ring) Reserve(ctx context.Context, max int) ([]byte, error) {
+	if max <= 0 {
+		return nil, fmt.Errorf("shm: reserve %d bytes", max)
+	}
+	for {
+		if err := r.closedErr(); err != nil {
+			return nil, err
+		}
+		free := r.cap - (r.wHead - r.wTail)
+		if free == 0 {
+			r.wTail = r.tail.Load()
+			free = r.cap - (r.wHead - r.wTail)
+		}
+		if free > 0 {
+			off := r.wHead & r.mask
+			n := min(free, r.cap-off, uint64(max))
+			return r.data[off : off+n : off+n], nil
+		}
+		if err := r.await(ctx, false); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Commit publishes the first n bytes of the last reservation to the
+// consumer and wakes it if it sleeps.
+func (r *Ring) Commit(n int) {
+	if n <= 0 {
+		return
+	}
+	if uint64(n) > r.cap-(r.wHead-r.wTail) {
+		panic("shm: commit beyond the reservation")
+	}
+	r.wHead += uint64(n)
+	r.head.Store(r.wHead)
+	if r.consWaiting.Load() != 0 && r.consWaiting.CompareAndSwap(1, 0) {
+		r.dataEv.Add(1)
+		futexWakeUp(r.dataEv, 1)
+	}
+}
+
+// Write copies all of p into the ring, in pieces as space frees up. On
+// error some prefix of p may have been committed.
+func (r *Ring) Write(ctx context.Context, p []byte) error {
+	for len(p) > 0 {
+		b, err := r.Reserve(ctx, min(len(p), r.chunk))
+		if err != nil {
+			return err
+		}
+		n := copy(b, p)
+		r.Commit(n)
+		p = p[n:]
+	}
+	return nil
+}
+
+// Peek returns readable bytes in place: between 1 and max, contiguous. It
+// waits while the ring is empty. The bytes stay valid and unchanged until
+// Release; reduce straight from them to avoid a copy.
+func (r *Ring) Peek(ctx context.Context, max int) ([]byte, error) {
+	if max <= 0 {
+		return nil, fmt.Errorf("shm: peek %d bytes", max)
+	}
+	for {
+		if r.local.Load() {
+			return nil, ErrClosed
+		}
+		avail := r.rHead - r.rTail
+		if avail == 0 {
+			r.rHead = r.head.Load()
+			avail = r.rHead - r.rTail
+		}
+		if avail > 0 {
+			off := r.rTail & r.mask
+			n := min(avail, r.cap-off, uint64(max))
+			return r.data[off : off+n : off+n], nil
+		}
+		if r.closed.Load() != 0 {
+			// The producer commits before it closes: look at head once
+			// more after seeing the flag, so that nothing is lost.
+			if r.rHead = r.head.Load(); r.rHead != r.rTail {
+				continue
+			}
+			return nil, r.closedErr()
+		}
+		if err := r.await(ctx, true); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Release gives the first n bytes returned by Peek back to the producer and
+// wakes it if it sleeps.
+func (r *Ring) Release(n int) {
+	if n <= 0 {
+		return
+	}
+	if uint64(n) > r.rHead-r.rTail {
+		panic("shm: release beyond what was peeked")
+	}
+	r.rTail += uint64(n)
+	r.tail.Store(r.rTail)
+	if r.prodWaiting.Load() != 0 && r.prodWaiting.CompareAndSwap(1, 0) {
+		r.spaceEv.Add(1)
+		futexWakeUp(r.spaceEv, 1)
+	}
+}
+
+// Read fills all of p from the ring, waiting for the producer as needed. On
+// error some prefix of p may have been consumed.
+func (r *Ring) Read(ctx context.Context, p []byte) error {
+	for len(p) > 0 {
+		b, err := r.Peek(ctx, min(len(p), r.chunk))
+		if err != nil {
+			return err
+		}
+		n := copy(p, b)
+		r.Release(n)
+		p = p[n:]
+	}
+	return nil
+}

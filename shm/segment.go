@@ -1,0 +1,176 @@
+package shm
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultDir is the tmpfs segments are created in.
+const DefaultDir = "/dev/shm"
+
+// NamePrefix starts the name of every file this package creates, so that a
+// test (or an operator) can tell ours from anyone else's. A file with this
+// prefix that outlives a few microseconds is a bug.
+const NamePrefix = "hcclrun-"
+
+// Options configure Create. The zero value is ready to use.
+type Options struct {
+	// Dir is the tmpfs to create the file in; "" means DefaultDir.
+	Dir string
+	// FreeSpace reports free bytes in Dir; nil means StatfsFree. Tests
+	// inject a fake to exercise the "not enough space" path.
+	FreeSpace FreeSpaceFunc
+}
+
+// Segment is a mapped shared-memory file whose name is already gone. It is
+// safe for concurrent use; Close must not race with users of Bytes.
+type Segment struct {
+	mu  sync.Mutex
+	f   *os.File // descriptor to pass to peers; nil after Close or for received segments
+	mem []byte   // the MAP_SHARED mapping; nil after Close
+}
+
+// Create makes a segment of at least size bytes (rounded up to whole pages),
+// with every page allocated in the tmpfs and pre-faulted into this process.
+// It fails with a *SpaceError (errors.Is ErrNoSpace) when the tmpfs is too
+// small.
+func Create(size int, opt Options) (*Segment, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("shm: create segment of %d bytes", size)
+	}
+	size = roundUp(size, os.Getpagesize())
+	dir := opt.Dir
+	if dir == "" {
+		dir = DefaultDir
+	}
+	if err := CheckSpace(dir, uint64(size), opt.FreeSpace); err != nil {
+		return nil, err
+	}
+	fd, path, err := createUnlinked(dir)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), path)
+	if err := unix.Fallocate(fd, 0, 0, int64(size)); err != nil {
+		f.Close()
+		if errors.Is(err, unix.ENOSPC) {
+			// Another job (or rank) took the space since CheckSpace.
+			free, _ := freeOrZero(dir, opt.FreeSpace)
+			return nil, &SpaceError{Dir: dir, Free: free, Need: uint64(size)}
+		}
+		return nil, fmt.Errorf("shm: fallocate %d bytes in %s: %w", size, dir, err)
+	}
+	mem, err := mapShared(fd, size)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Segment{f: f, mem: mem}, nil
+}
+
+// createUnlinked opens a fresh file of ours in dir and removes its name at
+// once. O_EXCL makes sure we never open (and later hand to a peer) a file
+// someone planted under the name we chose.
+func createUnlinked(dir string) (fd int, path string, err error) {
+	for attempt := 0; attempt < 8; attempt++ {
+		var rnd [8]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return -1, "", fmt.Errorf("shm: segment name: %w", err)
+		}
+		path = filepath.Join(dir, NamePrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(rnd[:]))
+		fd, err = unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return -1, "", fmt.Errorf("shm: create %s: %w", path, err)
+		}
+		if err := unix.Unlink(path); err != nil {
+			unix.Close(fd)
+			return -1, "", fmt.Errorf("shm: unlink %s: %w", path, err)
+		}
+		return fd, path, nil
+	}
+	return -1, "", fmt.Errorf("shm: create segment in %s: names keep colliding", dir)
+}
+
+func freeOrZero(dir string, free FreeSpaceFunc) (uint64, error) {
+	if free == nil {
+		free = StatfsFree
+	}
+	return free(dir)
+}
+
+// mapShared maps fd read-write and shared, and pre-faults every page so that
+// no first touch happens later inside a collective.
+func mapShared(fd, size int) ([]byte, error) {
+	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return nil, fmt.Errorf("shm: mmap %d bytes: %w", size, err)
+	}
+	prefault(mem)
+	return mem, nil
+}
+
+// Map maps a segment from a descriptor received from a peer. It takes
+// ownership of f (closing it once mapped: the mapping keeps the file alive).
+func Map(f *os.File) (*Segment, error) {
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("shm: fstat received segment: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size <= 0 {
+		return nil, fmt.Errorf("shm: received descriptor is not a sized regular file (mode %#o, %d bytes)", st.Mode, st.Size)
+	}
+	mem, err := mapShared(int(f.Fd()), int(st.Size))
+	if err != nil {
+		return nil, err
+	}
+	return &Segment{mem: mem}, nil
+}
+
+// Bytes returns the mapped memory. It is valid until Close.
+func (s *Segment) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mem
+}
+
+// Size returns the mapped length in bytes, 0 after Close.
+func (s *Segment) Size() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.mem)
+}
+
+// Close unmaps the segment and closes its descriptor. The memory is freed
+// when the last process unmaps it. Close is idempotent.
+func (s *Segment) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	if s.mem != nil {
+		if err := unix.Munmap(s.mem); err != nil {
+			errs = append(errs, fmt.Errorf("shm: munmap: %w", err))
+		}
+		s.mem = nil
+	}
+	if s.f != nil {
+		if err := s.f.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("shm: close segment: %w", err))
+		}
+		s.f = nil
+	}
+	return errors.Join(errs...)
+}
+
+func roundUp(n, to int) int { return (n + to - 1) / to * to }
