@@ -1,0 +1,258 @@
+package shm
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// childEnv selects the role of a re-executed test binary (see TestMain).
+const childEnv = "HCCLRUN_SHM_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(childEnv); role != "" {
+		if err := runChild(role); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// Layout used by the two-process tests: one segment, ring 0 carries bytes
+// from the segment's creator to the other process, ring 1 the other way.
+const procRing = 64 << 10
+
+func twoRings(mem []byte, create bool) (out, in *Ring, err error) {
+	open := func(b []byte) (*Ring, error) {
+		if create {
+			return NewRing(b, procRing)
+		}
+		return OpenRing(b)
+	}
+	r0, err := open(mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	r1, err := open(mem[RingBytes(procRing):])
+	if err != nil {
+		return nil, nil, err
+	}
+	if create {
+		return r0, r1, nil
+	}
+	return r1, r0, nil
+}
+
+// runChild is the other process. Its socket to the parent is fd 3.
+//
+//	echo:  map the parent's segment, copy everything from ring 0 to ring 1
+//	       (length-prefixed by 8 bytes), exit.
+//	wait:  create a segment, send it, write one byte to say it is ready,
+//	       then block reading until killed.
+func runChild(role string) error {
+	conn, err := net.FileConn(os.NewFile(3, "parent"))
+	if err != nil {
+		return err
+	}
+	uc := conn.(*net.UnixConn)
+	ctx := context.Background()
+	switch role {
+	case "echo":
+		seg, err := Receive(uc, make([]byte, 1))
+		if err != nil {
+			return err
+		}
+		out, in, err := twoRings(seg.Bytes(), false)
+		if err != nil {
+			return err
+		}
+		go Watch(uc, out, in)
+		var lenb [8]byte
+		if err := in.Read(ctx, lenb[:]); err != nil {
+			return err
+		}
+		n := int(binary.LittleEndian.Uint64(lenb[:]))
+		for n > 0 {
+			b, err := in.Peek(ctx, n)
+			if err != nil {
+				return err
+			}
+			if err := out.Write(ctx, b); err != nil {
+				return err
+			}
+			in.Release(len(b))
+			n -= len(b)
+		}
+		// Wait until the parent has read everything, then leave.
+		_, err = in.Peek(ctx, 1)
+		if errors.Is(err, ErrPeerClosed) || errors.Is(err, ErrPeerGone) {
+			return nil
+		}
+		return err
+	case "wait":
+		seg, err := Create(2*RingBytes(procRing), Options{})
+		if err != nil {
+			return err
+		}
+		out, in, err := twoRings(seg.Bytes(), true)
+		if err != nil {
+			return err
+		}
+		if err := seg.Send(uc, []byte{'s'}); err != nil {
+			return err
+		}
+		if err := out.Write(ctx, []byte{'r'}); err != nil {
+			return err
+		}
+		_, err = in.Peek(ctx, 1)
+		return fmt.Errorf("wait returned: %v", err)
+	}
+	return fmt.Errorf("unknown role %q", role)
+}
+
+// startChild re-executes the test binary in role, connected to the parent
+// by a unix socket pair.
+func startChild(t *testing.T, role string) (*exec.Cmd, *net.UnixConn) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, theirs := os.NewFile(uintptr(fds[0]), "mine"), os.NewFile(uintptr(fds[1]), "theirs")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+role)
+	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	theirs.Close()
+	conn, err := net.FileConn(mine)
+	mine.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		cmd.Process.Kill() // by PID; harmless once it has exited
+		cmd.Wait()
+	})
+	return cmd, conn.(*net.UnixConn)
+}
+
+func TestTwoProcessesEcho(t *testing.T) {
+	ctx := testCtx(t, 30*time.Second)
+	cmd, conn := startChild(t, "echo")
+	seg, err := Create(2*RingBytes(procRing), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	out, in, err := twoRings(seg.Bytes(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := seg.Send(conn, []byte{'s'}); err != nil {
+		t.Fatal(err)
+	}
+	go Watch(conn, out, in)
+
+	const n = 8 << 20 // 128 times the ring
+	src := pattern(n, 42)
+	errc := make(chan error, 1)
+	go func() {
+		if err := out.Write(ctx, binary.LittleEndian.AppendUint64(nil, n)); err != nil {
+			errc <- err
+			return
+		}
+		errc <- out.Write(ctx, src)
+	}()
+	dst := make([]byte, n)
+	if err := in.Read(ctx, dst); err != nil {
+		t.Fatalf("read echo: %v", err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if !bytes.Equal(src, dst) {
+		t.Fatal("echo differs")
+	}
+	out.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	if left := ourEntries(t, DefaultDir); len(left) > 0 {
+		t.Errorf("%s holds %v", DefaultDir, left)
+	}
+}
+
+// TestPeerKilledWhileWaiting: the child creates the segment, the parent
+// waits on it, the child is SIGKILLed. The parent's wait must fail within
+// seconds (the liveness socket reports the death) and /dev/shm must hold
+// nothing of ours.
+func TestPeerKilledWhileWaiting(t *testing.T) {
+	ctx := testCtx(t, 30*time.Second)
+	cmd, conn := startChild(t, "wait")
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	seg, err := Receive(conn, make([]byte, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	conn.SetReadDeadline(time.Time{})
+	out, in, err := twoRings(seg.Bytes(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go Watch(conn, out, in)
+	var ready [1]byte
+	if err := in.Read(ctx, ready[:]); err != nil || ready[0] != 'r' {
+		t.Fatalf("ready: %q %v", ready, err)
+	}
+	if left := ourEntries(t, DefaultDir); len(left) > 0 {
+		t.Errorf("%s holds %v while both processes run", DefaultDir, left)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := in.Peek(ctx, 1)
+		errc <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // let the parent fall asleep
+	killed := time.Now()
+	if err := cmd.Process.Signal(unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrPeerGone) {
+			t.Fatalf("err = %v, want ErrPeerGone", err)
+		}
+		t.Logf("wait failed %v after SIGKILL: %v", time.Since(killed), err)
+		if el := time.Since(killed); el > 3*time.Second {
+			t.Errorf("noticed the death after %v", el)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still waiting 5 s after SIGKILL")
+	}
+	// A write towards the dead peer fails too.
+	if err := out.Write(ctx, []byte{1}); !errors.Is(err, ErrPeerGone) {
+		t.Errorf("write after death: %v", err)
+	}
+	cmd.Wait()
+	if left := ourEntries(t, DefaultDir); len(left) > 0 {
+		t.Errorf("%s holds %v after SIGKILL", DefaultDir, left)
+	}
+}
