@@ -1,0 +1,213 @@
+package netio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ListenConfig holds the knobs of a Listener. The zero value is ready to
+// use.
+type ListenConfig struct {
+	// Network is "tcp" (the default), "tcp4", "tcp6" or "unix".
+	Network string
+	// HandshakeTimeout bounds each incoming handshake; zero means
+	// DefaultHandshakeTimeout. A peer that says nothing (a port scanner,
+	// a slow loris) is dropped when it expires.
+	HandshakeTimeout time.Duration
+	// MaxHandshakes bounds the handshakes in progress at once; a
+	// connection arriving beyond it is dropped at once. Zero means 256.
+	MaxHandshakes int
+}
+
+// Listener accepts connections and authenticates each one before Accept
+// returns it. Each handshake runs in its own goroutine with its own
+// deadline, so a connection that fails (wrong key, garbage, silence) is
+// closed and logged at WARN without delaying the connections behind it.
+// Its methods are safe for concurrent use.
+type Listener struct {
+	inner   net.Listener
+	key     []byte
+	me      Hello
+	log     *slog.Logger
+	timeout time.Duration
+	slots   chan struct{} // one token per handshake in progress
+
+	ready  chan accepted
+	ctx    context.Context // cancelled by Close: ends handshakes in progress
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+	failed    chan struct{} // closed when the accept loop died on its own
+	failErr   error
+}
+
+type accepted struct {
+	conn net.Conn
+	peer Hello
+}
+
+// Listen listens on addr (host:port, port 0 picks one) with the zero
+// ListenConfig. See ListenConfig.Listen.
+func Listen(addr string, key []byte, me Hello, log *slog.Logger) (*Listener, error) {
+	return ListenConfig{}.Listen(addr, key, me, log)
+}
+
+// Listen listens on addr and returns a Listener that authenticates every
+// connection with key, presenting me. log receives the WARN lines for
+// dropped connections; nil discards them.
+func (lc ListenConfig) Listen(addr string, key []byte, me Hello, log *slog.Logger) (*Listener, error) {
+	if len(key) < minKeySize {
+		return nil, fmt.Errorf("netio: listen %s: job key of %d bytes, want at least %d", addr, len(key), minKeySize)
+	}
+	network := lc.Network
+	if network == "" {
+		network = "tcp"
+	}
+	inner, err := net.Listen(network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("netio: listen: %w", err)
+	}
+	return lc.NewListener(inner, key, me, log), nil
+}
+
+// NewListener authenticates the connections of an existing listener, which
+// the returned Listener owns from now on. key must be at least 16 bytes;
+// a shorter one makes every handshake fail.
+func (lc ListenConfig) NewListener(inner net.Listener, key []byte, me Hello, log *slog.Logger) *Listener {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	timeout := lc.HandshakeTimeout
+	if timeout <= 0 {
+		timeout = DefaultHandshakeTimeout
+	}
+	n := lc.MaxHandshakes
+	if n <= 0 {
+		n = 256
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &Listener{
+		inner:   inner,
+		key:     append([]byte(nil), key...),
+		me:      me,
+		log:     log,
+		timeout: timeout,
+		slots:   make(chan struct{}, n),
+		ready:   make(chan accepted, 16),
+		ctx:     ctx,
+		cancel:  cancel,
+		failed:  make(chan struct{}),
+	}
+	l.wg.Add(1)
+	go l.acceptLoop()
+	return l
+}
+
+func (l *Listener) acceptLoop() {
+	defer l.wg.Done()
+	for {
+		c, err := l.inner.Accept()
+		if err != nil {
+			if l.ctx.Err() != nil {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			// EMFILE and friends: another connection closing will cure
+			// it, so wait a little instead of spinning or giving up.
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				l.log.Warn("netio: accept", "addr", l.inner.Addr().String(), "err", err)
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			l.failErr = fmt.Errorf("netio: accept on %v: %w", l.inner.Addr(), err)
+			close(l.failed)
+			return
+		}
+		select {
+		case l.slots <- struct{}{}:
+		default:
+			l.log.Warn("netio: dropped connection: too many handshakes in progress",
+				"remote", c.RemoteAddr().String(), "limit", cap(l.slots))
+			c.Close()
+			continue
+		}
+		l.wg.Add(1)
+		go l.authenticate(c)
+	}
+}
+
+func (l *Listener) authenticate(c net.Conn) {
+	defer l.wg.Done()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	ctx, cancel := context.WithTimeout(l.ctx, l.timeout)
+	peer, err := Handshake(ctx, c, l.key, RoleServer, l.me)
+	cancel()
+	<-l.slots
+	if err != nil {
+		if l.ctx.Err() == nil {
+			l.log.Warn("netio: dropped connection", "remote", c.RemoteAddr().String(), "err", err)
+		}
+		c.Close()
+		return
+	}
+	select {
+	case l.ready <- accepted{c, peer}:
+	case <-l.ctx.Done():
+		c.Close()
+	}
+}
+
+// Accept waits for the next authenticated connection and returns it with
+// the identity its peer proved. After Close it fails with an error that
+// wraps net.ErrClosed.
+func (l *Listener) Accept() (net.Conn, Hello, error) {
+	select {
+	case <-l.ctx.Done():
+		return nil, Hello{}, fmt.Errorf("netio: accept on %v: %w", l.inner.Addr(), net.ErrClosed)
+	default:
+	}
+	select {
+	case a := <-l.ready:
+		return a.conn, a.peer, nil
+	case <-l.ctx.Done():
+		return nil, Hello{}, fmt.Errorf("netio: accept on %v: %w", l.inner.Addr(), net.ErrClosed)
+	case <-l.failed:
+		return nil, Hello{}, l.failErr
+	}
+}
+
+// Addr returns the address the listener is bound to.
+func (l *Listener) Addr() net.Addr { return l.inner.Addr() }
+
+// Close stops listening, aborts the handshakes in progress and closes the
+// authenticated connections nobody has accepted yet. Connections already
+// returned by Accept are the caller's and stay open.
+func (l *Listener) Close() error {
+	l.closeOnce.Do(func() {
+		l.cancel()
+		l.closeErr = l.inner.Close()
+		l.wg.Wait()
+		for {
+			select {
+			case a := <-l.ready:
+				a.conn.Close()
+			default:
+				return
+			}
+		}
+	})
+	return l.closeErr
+}

@@ -1,0 +1,119 @@
+package netio
+
+import (
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// SocketOptions are the per-connection settings the data path cares about.
+// Zero fields leave the kernel's (or Go's) default alone.
+type SocketOptions struct {
+	// ReadBuffer and WriteBuffer are SO_RCVBUF and SO_SNDBUF in bytes.
+	// Linux doubles the value for its bookkeeping and caps it at
+	// net.core.rmem_max / wmem_max (4 MiB on the test machines); setting
+	// one also turns off the kernel's autotuning for that direction.
+	// Tests set them tiny to prove that no plan relies on buffering.
+	ReadBuffer, WriteBuffer int
+	// KeepAlive: > 0 turns TCP keepalive on with that idle time and
+	// interval; < 0 turns it off. Data links are watched by the control
+	// plane, so they normally turn it off; Go's default is on at 15 s.
+	KeepAlive time.Duration
+}
+
+// Tune applies o to c, which must be a *net.TCPConn or a *net.UnixConn
+// (KeepAlive only applies to TCP and is ignored on unix sockets). It also
+// sets TCP_NODELAY, which Dial and Listener already do.
+func Tune(c net.Conn, o SocketOptions) error {
+	type buffered interface {
+		SetReadBuffer(int) error
+		SetWriteBuffer(int) error
+	}
+	b, ok := c.(buffered)
+	if !ok {
+		return fmt.Errorf("netio: tune %T: not a TCP or unix connection", c)
+	}
+	if o.ReadBuffer > 0 {
+		if err := b.SetReadBuffer(o.ReadBuffer); err != nil {
+			return fmt.Errorf("netio: tune %v: read buffer %d: %w", c.RemoteAddr(), o.ReadBuffer, err)
+		}
+	}
+	if o.WriteBuffer > 0 {
+		if err := b.SetWriteBuffer(o.WriteBuffer); err != nil {
+			return fmt.Errorf("netio: tune %v: write buffer %d: %w", c.RemoteAddr(), o.WriteBuffer, err)
+		}
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return nil
+	}
+	if err := tc.SetNoDelay(true); err != nil {
+		return fmt.Errorf("netio: tune %v: nodelay: %w", c.RemoteAddr(), err)
+	}
+	switch {
+	case o.KeepAlive > 0:
+		err := tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: o.KeepAlive, Interval: o.KeepAlive, Count: 3})
+		if err != nil {
+			return fmt.Errorf("netio: tune %v: keepalive: %w", c.RemoteAddr(), err)
+		}
+	case o.KeepAlive < 0:
+		if err := tc.SetKeepAlive(false); err != nil {
+			return fmt.Errorf("netio: tune %v: keepalive off: %w", c.RemoteAddr(), err)
+		}
+	}
+	return nil
+}
+
+// SocketBuffers reports the kernel's SO_RCVBUF and SO_SNDBUF of c in bytes
+// (on Linux, twice what was asked for), so that tests and logs can show
+// what a link really got.
+func SocketBuffers(c net.Conn) (read, write int, err error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return 0, 0, fmt.Errorf("netio: socket buffers of %T: not a socket", c)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0, 0, fmt.Errorf("netio: socket buffers: %w", err)
+	}
+	var serr error
+	cerr := raw.Control(func(fd uintptr) {
+		read, serr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF)
+		if serr == nil {
+			write, serr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF)
+		}
+	})
+	if cerr != nil {
+		return 0, 0, fmt.Errorf("netio: socket buffers: %w", cerr)
+	}
+	if serr != nil {
+		return 0, 0, fmt.Errorf("netio: socket buffers: getsockopt: %w", serr)
+	}
+	return read, write, nil
+}
+
+// KeepAliveEnabled reports whether SO_KEEPALIVE is set on c.
+func KeepAliveEnabled(c net.Conn) (bool, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false, fmt.Errorf("netio: keepalive of %T: not a socket", c)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false, fmt.Errorf("netio: keepalive: %w", err)
+	}
+	var v int
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		v, serr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_KEEPALIVE)
+	}); err != nil {
+		return false, fmt.Errorf("netio: keepalive: %w", err)
+	}
+	if serr != nil {
+		return false, fmt.Errorf("netio: keepalive: getsockopt: %w", serr)
+	}
+	return v != 0, nil
+}

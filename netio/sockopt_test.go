@@ -1,0 +1,46 @@
+package netio
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTune(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opt     SocketOptions
+		bufWant int  // 0: not checked
+		keep    bool // SO_KEEPALIVE afterwards
+	}{
+		{"tiny buffers keepalive off", SocketOptions{ReadBuffer: 4096, WriteBuffer: 4096, KeepAlive: -1}, 4096, false},
+		{"large buffers keepalive on", SocketOptions{ReadBuffer: 1 << 20, WriteBuffer: 1 << 20, KeepAlive: time.Second}, 1 << 20, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := connPair(t, "tcp")
+			if err := Tune(c, tc.opt); err != nil {
+				t.Fatal(err)
+			}
+			r, w, err := SocketBuffers(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Linux reports twice the request (bookkeeping overhead).
+			for _, got := range []int{r, w} {
+				if got < tc.bufWant || got > 2*tc.bufWant {
+					t.Errorf("buffer %d bytes, want between %d and %d", got, tc.bufWant, 2*tc.bufWant)
+				}
+			}
+			on, err := KeepAliveEnabled(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if on != tc.keep {
+				t.Errorf("keepalive %v, want %v", on, tc.keep)
+			}
+		})
+	}
+	p, _ := connPair(t, "pipe")
+	if err := Tune(p, SocketOptions{ReadBuffer: 1}); err == nil {
+		t.Error("Tune accepted a net.Pipe")
+	}
+}
