@@ -1,0 +1,18 @@
+// Package testhosts lets tests find the simulated hosts of the project's multi-host
+// harness, hosts.sh in this directory, and inject faults into them.
+//
+// The harness runs N "hosts" h1..hN on this machine, each a set of Linux namespaces
+// (network, mount, UTS, IPC, PID) with its own real OpenSSH sshd, its own /dev/shm and
+// hostname. Tests call [Require], which skips the test with a message saying how to
+// bring the harness up when it is not up or the test is not running as root (the
+// faults need root), and fails instead of skipping when HCCL_TEST_REQUIRE_HOSTS=1, so
+// that CI cannot pass by skipping:
+//
+//	sudo testhosts/hosts.sh up 3
+//	eval "$(testhosts/hosts.sh env)"   # optional: Require also reads the harness state file
+//	go test ./launcher/...
+//	sudo testhosts/hosts.sh down
+//
+// Faults ([Env.Crash], [Env.Cut]) register a cleanup that restores the host, so a test
+// leaves the harness as it found it.
+package testhosts
