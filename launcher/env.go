@@ -1,0 +1,127 @@
+package launcher
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Names of the variables every rank gets (DESIGN.md, "Environment of every
+// rank"). The HCCL_ names are ours; the others are the names torchrun, Open
+// MPI and HCCL/MindSpore programs already read, so existing scripts run
+// unchanged.
+const (
+	EnvRank           = "HCCL_RANK"
+	EnvWorldSize      = "HCCL_WORLD_SIZE"
+	EnvLocalRank      = "HCCL_LOCAL_RANK"
+	EnvLocalWorldSize = "HCCL_LOCAL_WORLD_SIZE"
+	EnvNodeRank       = "HCCL_NODE_RANK"
+	EnvRankTableFile  = "HCCL_RANK_TABLE_FILE"
+	EnvControlAddr    = "HCCL_CONTROL_ADDR"
+	EnvJobID          = "HCCL_JOB_ID"
+	EnvJobKey         = "HCCL_JOB_KEY" // the secret: never print or log it
+)
+
+// RankIdentity is where one rank sits in its job.
+type RankIdentity struct {
+	Rank, WorldSize           int
+	LocalRank, LocalWorldSize int
+	NodeRank                  int
+}
+
+// JobEnv is what every rank of a job shares.
+type JobEnv struct {
+	RankTableFile string // path of the rank table as the rank's host sees it
+	ControlAddr   string // host:port of the control plane
+	JobID         string
+	JobKey        string // hex, from netio.EncodeKey
+}
+
+// RankEnv returns the variables of DESIGN.md for one rank, as "NAME=value".
+func RankEnv(id RankIdentity, job JobEnv) []string {
+	rank, size := strconv.Itoa(id.Rank), strconv.Itoa(id.WorldSize)
+	lrank, lsize := strconv.Itoa(id.LocalRank), strconv.Itoa(id.LocalWorldSize)
+	return []string{
+		EnvRank + "=" + rank,
+		EnvWorldSize + "=" + size,
+		EnvLocalRank + "=" + lrank,
+		EnvLocalWorldSize + "=" + lsize,
+		EnvNodeRank + "=" + strconv.Itoa(id.NodeRank),
+		EnvRankTableFile + "=" + job.RankTableFile,
+		EnvControlAddr + "=" + job.ControlAddr,
+		EnvJobID + "=" + job.JobID,
+		EnvJobKey + "=" + job.JobKey,
+		// torchrun
+		"RANK=" + rank,
+		"WORLD_SIZE=" + size,
+		"LOCAL_RANK=" + lrank,
+		"LOCAL_WORLD_SIZE=" + lsize,
+		// Open MPI
+		"OMPI_COMM_WORLD_RANK=" + rank,
+		"OMPI_COMM_WORLD_SIZE=" + size,
+		"OMPI_COMM_WORLD_LOCAL_RANK=" + lrank,
+		"OMPI_COMM_WORLD_LOCAL_SIZE=" + lsize,
+		// HCCL / MindSpore
+		"RANK_ID=" + rank,
+		"RANK_SIZE=" + size,
+		"RANK_TABLE_FILE=" + job.RankTableFile,
+	}
+}
+
+// ExportEnv resolves -x entries: "NAME=value" sets NAME, a bare "NAME" passes
+// the launcher's own value on (lookup is os.LookupEnv or a stand-in). A bare
+// name that is not set is skipped and reported in missing, as Open MPI
+// warns rather than fails. A malformed entry is a usage error.
+func ExportEnv(entries []string, lookup func(string) (string, bool)) (env, missing []string, err error) {
+	for _, e := range entries {
+		name, value, hasValue := strings.Cut(e, "=")
+		if !validEnvName(name) {
+			return nil, nil, usagef("-x %q: not a variable name", e)
+		}
+		if !hasValue {
+			v, ok := lookup(name)
+			if !ok {
+				missing = append(missing, name)
+				continue
+			}
+			value = v
+		}
+		env = append(env, name+"="+value)
+	}
+	return env, missing, nil
+}
+
+// validEnvName accepts what a POSIX shell would export: a letter or
+// underscore, then letters, digits and underscores.
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// mergeEnv returns base with overrides applied: a variable keeps the
+// position of its first appearance and the value of its last.
+func mergeEnv(base, overrides []string) []string {
+	out := make([]string, 0, len(base)+len(overrides))
+	index := make(map[string]int, len(base)+len(overrides))
+	for _, list := range [][]string{base, overrides} {
+		for _, kv := range list {
+			name, _, _ := strings.Cut(kv, "=")
+			if i, ok := index[name]; ok {
+				out[i] = kv
+				continue
+			}
+			index[name] = len(out)
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -1,0 +1,169 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Exit codes that hcclrun returns for failures that are not a rank's own code.
+const (
+	ExitFailure     = 1   // the launcher itself failed (I/O, control plane, ...)
+	ExitUsage       = 2   // bad flags or job description
+	ExitTimeout     = 124 // --timeout expired, as timeout(1) does
+	ExitCannotExec  = 126 // the program exists but could not be executed
+	ExitNotFound    = 127 // the program does not exist, as a shell reports it
+	exitSignalsBase = 128 // 128+n: killed by, or interrupted with, signal n
+)
+
+// ErrUsage marks errors in the job description (no program, np < 1, a bad
+// -x entry): the user has to change the command line.
+var ErrUsage = errors.New("usage")
+
+// usageError wraps ErrUsage with a message of its own, so that the message
+// reads "np must be at least 1, got 0" and errors.Is(err, ErrUsage) holds.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string        { return e.msg }
+func (e *usageError) Is(target error) bool { return target == ErrUsage }
+func (e *usageError) ExitCode() int        { return ExitUsage }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// StartError reports a rank whose program could not be started.
+type StartError struct {
+	Rank int
+	Host string
+	Path string
+	Err  error
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("rank %d on %s: cannot start %s: %v", e.Rank, e.Host, e.Path, e.Err)
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// ExitCode follows the shell: 127 for a program that does not exist, 126 for
+// one that cannot be executed, 1 otherwise.
+func (e *StartError) ExitCode() int {
+	switch {
+	case errors.Is(e.Err, exec.ErrNotFound), errors.Is(e.Err, os.ErrNotExist):
+		return ExitNotFound
+	case errors.Is(e.Err, os.ErrPermission), errors.Is(e.Err, syscall.ENOEXEC), errors.Is(e.Err, exec.ErrDot):
+		return ExitCannotExec
+	}
+	return ExitFailure
+}
+
+// RankError is the failure of a job caused by one rank: the first rank that
+// exited non-zero, was killed by a signal, or lost its control connection
+// while its process was alive. Its message is the one-line summary hcclrun
+// prints.
+type RankError struct {
+	Rank   int
+	Pid    int
+	Host   string
+	Status ExitStatus // how the rank ended; meaningless when Lost
+	// Lost is set when the rank's control connection was lost while its
+	// process was still running; the launcher then killed it.
+	Lost bool
+	// Err is set when the rank could not be observed any more (its host's
+	// spawner failed); the launcher then does not know how it ended.
+	Err error
+	// Terminated counts the other ranks that were still running and were
+	// signalled to stop.
+	Terminated int
+}
+
+func (e *RankError) Error() string {
+	return fmt.Sprintf("rank %d (pid %d on %s) %s; terminated %s", e.Rank, e.Pid, e.Host, e.what(), others(e.Terminated))
+}
+
+// Unwrap returns Err.
+func (e *RankError) Unwrap() error { return e.Err }
+
+// what says how the rank ended: "exited with code 3".
+func (e *RankError) what() string {
+	switch {
+	case e.Err != nil:
+		return fmt.Sprintf("was lost: %v", e.Err)
+	case e.Lost:
+		return "lost its control connection while running"
+	}
+	return e.Status.String()
+}
+
+// ExitCode is the failed rank's exit code (128+n for signal n); a lost rank
+// gives 1, since it never reported a code of its own.
+func (e *RankError) ExitCode() int {
+	if e.Lost || e.Err != nil {
+		return ExitFailure
+	}
+	return e.Status.ExitCode()
+}
+
+// TimeoutError reports a job stopped because it outlived its time limit.
+type TimeoutError struct {
+	Limit      time.Duration
+	Terminated int // ranks still running when the limit expired
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("job timed out after %v; terminated %s", e.Limit, ranks(e.Terminated))
+}
+
+// ExitCode is 124, as timeout(1) returns.
+func (e *TimeoutError) ExitCode() int { return ExitTimeout }
+
+// InterruptError reports a job stopped because the launcher received a
+// signal (SIGINT, SIGTERM), which it forwarded to every rank.
+type InterruptError struct {
+	Signal     syscall.Signal
+	Terminated int  // ranks still running when the signal arrived
+	Killed     bool // a second SIGINT asked for SIGKILL at once
+}
+
+func (e *InterruptError) Error() string {
+	how := "forwarded it to"
+	if e.Killed {
+		how = "killed"
+	}
+	return fmt.Sprintf("interrupted by %s; %s %s", SignalName(e.Signal), how, ranks(e.Terminated))
+}
+
+// ExitCode is 128+n for signal n, as a shell reports a job it interrupted.
+func (e *InterruptError) ExitCode() int { return exitSignalsBase + int(e.Signal) }
+
+// ExitCode maps an error returned by this package to the exit code hcclrun
+// returns: 0 for nil, the code an error carries (RankError, TimeoutError,
+// InterruptError, StartError, usage errors), and 1 for anything else.
+func ExitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var c interface{ ExitCode() int }
+	if errors.As(err, &c) {
+		return c.ExitCode()
+	}
+	return ExitFailure
+}
+
+func others(n int) string {
+	if n == 1 {
+		return "1 other rank"
+	}
+	return fmt.Sprintf("%d other ranks", n)
+}
+
+func ranks(n int) string {
+	if n == 1 {
+		return "1 rank"
+	}
+	return fmt.Sprintf("%d ranks", n)
+}

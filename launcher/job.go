@@ -1,0 +1,182 @@
+package launcher
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/hcclrun/hcclrun/ranktable"
+)
+
+// DefaultGrace is the delay between SIGTERM and SIGKILL when Job.Grace is 0.
+const DefaultGrace = 5 * time.Second
+
+// DefaultControlListen is where a local job's control plane listens: an
+// ephemeral port on loopback, reachable by this machine's ranks only.
+const DefaultControlListen = "127.0.0.1:0"
+
+// localHostAddr is the address of the single host of a local job in the rank
+// table: ranks on one machine reach each other over loopback.
+const localHostAddr = "127.0.0.1"
+
+// Job describes one run of a program on NP ranks. The zero value of every
+// optional field is a sensible default; Run does not modify the Job.
+type Job struct {
+	Program string   // path, or name looked up in PATH on each host
+	Args    []string // passed to every rank untouched
+	NP      int      // number of ranks; may be 0 when Hosts says it
+	Dir     string   // working directory of the ranks; "" inherits
+
+	// Export holds -x entries: "NAME=value" sets NAME in every rank, a bare
+	// "NAME" passes the launcher's value on. Local ranks inherit the
+	// launcher's whole environment anyway; on other hosts only these are
+	// passed.
+	Export []string
+
+	// Hosts places the ranks: host i runs the next Hosts[i].Ranks ranks
+	// (ranks of one host are contiguous, as the rank table requires). nil
+	// runs all NP ranks on this machine with a LocalSpawner.
+	Hosts []Host
+
+	TagOutput bool          // prefix every line with "[1,rank]<stdout>:"
+	Timeout   time.Duration // whole-job limit; 0 means none
+	Grace     time.Duration // SIGTERM-to-SIGKILL delay; 0 means DefaultGrace
+	// AbortWait is how long the other ranks get, after a failure has been
+	// broadcast on the control plane, to end by themselves (and report the
+	// abort) before SIGTERM. 0 sends SIGTERM at once.
+	AbortWait time.Duration
+
+	// ControlListen is the address the control plane binds; "" means
+	// DefaultControlListen. Multi-host jobs bind the chosen interface.
+	ControlListen string
+	// JobID names the job in the environment and the rank table; ""
+	// generates one.
+	JobID string
+
+	Stdin  io.Reader // goes to rank 0; nil gives it /dev/null
+	Stdout io.Writer // ranks' stdout; nil means os.Stdout
+	Stderr io.Writer // ranks' stderr; nil means os.Stderr
+
+	// Signals delivers the signals the launcher received (the CLI passes
+	// what signal.Notify catches for SIGINT and SIGTERM). The first is
+	// forwarded to every rank, SIGKILL following after Grace; a second
+	// kills every rank at once. nil means signals are not handled here.
+	Signals <-chan os.Signal
+
+	Logger *slog.Logger // nil discards
+}
+
+// Host is one machine of a job and the Spawner that starts ranks there.
+type Host struct {
+	Spawner Spawner
+	// Addr is the IP address the host is reached on, written to the rank
+	// table as its host_addr; "" for a local job means 127.0.0.1.
+	Addr  string
+	Ranks int   // ranks placed on the host, at least 1
+	CPUs  []int // CPUs the host's ranks may use; nil leaves them unbound
+}
+
+// rankSlot is where one rank runs.
+type rankSlot struct {
+	id   RankIdentity
+	host int // index into the job's hosts
+}
+
+// resolved is a validated Job with its defaults applied.
+type resolved struct {
+	*Job
+	hosts  []Host
+	slots  []rankSlot
+	grace  time.Duration
+	stdout io.Writer
+	stderr io.Writer
+	log    *slog.Logger
+}
+
+// resolve checks the job description and fills in the defaults. With launch
+// set and no Hosts, it creates the LocalSpawner; without it (the ranktable
+// command) there is no program and the host has no spawner.
+func (j *Job) resolve(launch bool) (*resolved, error) {
+	if launch && j.Program == "" {
+		return nil, usagef("no program to run")
+	}
+	if j.Grace < 0 {
+		return nil, usagef("grace must not be negative, got %v", j.Grace)
+	}
+	if j.Timeout < 0 {
+		return nil, usagef("timeout must not be negative, got %v", j.Timeout)
+	}
+	if j.AbortWait < 0 {
+		return nil, usagef("abort wait must not be negative, got %v", j.AbortWait)
+	}
+	r := &resolved{Job: j, hosts: j.Hosts, grace: j.Grace, stdout: j.Stdout, stderr: j.Stderr, log: j.Logger}
+	if r.hosts == nil {
+		if j.NP < 1 {
+			return nil, usagef("np must be at least 1, got %d", j.NP)
+		}
+		h := Host{Addr: localHostAddr, Ranks: j.NP}
+		if launch {
+			h.Spawner = NewLocalSpawner("")
+		}
+		r.hosts = []Host{h}
+	}
+	total := 0
+	for i, h := range r.hosts {
+		if h.Ranks < 1 {
+			return nil, usagef("host %d has %d ranks, want at least 1", i, h.Ranks)
+		}
+		if launch && h.Spawner == nil {
+			return nil, usagef("host %d has no spawner", i)
+		}
+		total += h.Ranks
+	}
+	if j.NP != 0 && j.NP != total {
+		return nil, usagef("np is %d but the hosts hold %d ranks", j.NP, total)
+	}
+	for n, h := range r.hosts {
+		for l := 0; l < h.Ranks; l++ {
+			r.slots = append(r.slots, rankSlot{host: n, id: RankIdentity{
+				Rank: len(r.slots), WorldSize: total,
+				LocalRank: l, LocalWorldSize: h.Ranks, NodeRank: n,
+			}})
+		}
+	}
+	if r.grace == 0 {
+		r.grace = DefaultGrace
+	}
+	if r.stdout == nil {
+		r.stdout = os.Stdout
+	}
+	if r.stderr == nil {
+		r.stderr = os.Stderr
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r, nil
+}
+
+// rankTable generates the table of the resolved job.
+func (r *resolved) rankTable(jobID, controlAddr string) (*ranktable.Table, error) {
+	spec := ranktable.Spec{JobID: jobID, ControlAddr: controlAddr}
+	for _, h := range r.hosts {
+		addr := h.Addr
+		if addr == "" && r.Hosts == nil {
+			addr = localHostAddr
+		}
+		spec.Servers = append(spec.Servers, ranktable.ServerSpec{HostAddr: addr, Ranks: h.Ranks, CPUs: h.CPUs})
+	}
+	return ranktable.Generate(spec)
+}
+
+// RankTable returns the rank table the job would get, with the given job id
+// and control address (either may be empty), without starting anything.
+// This is what `hcclrun ranktable` prints.
+func (j *Job) RankTable(jobID, controlAddr string) (*ranktable.Table, error) {
+	r, err := j.resolve(false)
+	if err != nil {
+		return nil, err
+	}
+	return r.rankTable(jobID, controlAddr)
+}

@@ -1,0 +1,485 @@
+package launcher
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+)
+
+// lostWindow is how long a rank whose control connection dropped may take to
+// exit before it counts as lost. A crashing rank's socket closes a moment
+// before its exit is reaped; the exit status is the better summary.
+const lostWindow = 500 * time.Millisecond
+
+// Run starts the job, waits for every rank and tears the job down on the
+// first failure. It returns nil only when every rank exited with code 0;
+// otherwise a *RankError (a rank failed), *TimeoutError, *InterruptError,
+// *StartError, a usage error (errors.Is(err, ErrUsage)), or the error that
+// stopped the launcher. ExitCode maps each to hcclrun's exit code. When ctx is
+// cancelled the job is torn down as for SIGTERM and Run returns ctx's error.
+//
+// Run returns after every rank has been reaped, its output flushed, the
+// control plane closed and the rank tables removed.
+func (j *Job) Run(ctx context.Context) error {
+	r, err := j.resolve(true)
+	if err != nil {
+		return err
+	}
+	exports, missing, err := ExportEnv(j.Export, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	for _, name := range missing {
+		r.log.Warn("-x: variable not set in the launcher's environment, not exported", "name", name)
+	}
+	jobID := j.JobID
+	if jobID == "" {
+		if jobID, err = newJobID(); err != nil {
+			return err
+		}
+	}
+	key, err := netio.NewKey()
+	if err != nil {
+		return err
+	}
+	listen := j.ControlListen
+	if listen == "" {
+		listen = DefaultControlListen
+	}
+	ctl, err := startControl(ctx, controlConfig{
+		listen: listen, jobID: jobID, key: key, size: len(r.slots), log: r.log,
+	})
+	if err != nil {
+		return fmt.Errorf("start control plane: %w", err)
+	}
+	table, err := r.rankTable(jobID, ctl.Addr())
+	if err != nil {
+		ctl.Close()
+		closeSpawners(r.hosts)
+		return err
+	}
+	data, err := table.Marshal()
+	if err != nil {
+		ctl.Close()
+		closeSpawners(r.hosts)
+		return err
+	}
+
+	s := newSupervisor(r, ctl)
+	defer s.cleanup()
+	for i, h := range r.hosts {
+		path, err := h.Spawner.StageRankTable(data)
+		if err != nil {
+			return err
+		}
+		s.tablePaths[i] = path
+	}
+	s.env = JobEnv{ControlAddr: ctl.Addr(), JobID: jobID, JobKey: netio.EncodeKey(key)}
+	s.exports = exports
+	return s.run(ctx)
+}
+
+// newJobID returns a fresh job id: "hccl-" and 12 hex digits.
+func newJobID() (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("new job id: %w", err)
+	}
+	return "hccl-" + hex.EncodeToString(b[:]), nil
+}
+
+func closeSpawners(hosts []Host) {
+	for _, h := range hosts {
+		if h.Spawner != nil {
+			_ = h.Spawner.Close()
+		}
+	}
+}
+
+// rankState is the supervisor's view of one rank.
+type rankState int
+
+const (
+	pending  rankState = iota // not started yet, or Start in flight
+	running                   // started, not yet reaped
+	finished                  // reaped (or never started because of teardown)
+)
+
+type startedMsg struct {
+	rank int
+	proc Process
+	err  error
+}
+
+type exitedMsg struct {
+	rank   int
+	status ExitStatus
+	err    error
+}
+
+// supervisor owns the state of a running job. Every field is touched by the
+// goroutine of run only; the starters and waiters talk to it by messages.
+type supervisor struct {
+	r          *resolved
+	ctl        controlPlane
+	tablePaths []string
+	env        JobEnv
+	exports    []string
+	mux        *outputMux
+
+	state   []rankState
+	procs   []Process
+	writers [][2]*lineWriter // stdout, stderr per rank
+	left    int              // ranks not yet finished
+
+	started chan startedMsg
+	exited  chan exitedMsg
+	lostDue chan int // a lost rank's window has passed
+
+	// Teardown.
+	result     error          // what Run returns; set by the first failure
+	tearing    bool           // the job is coming down
+	termSig    syscall.Signal // what running ranks get (SIGTERM or the forwarded signal)
+	termSent   bool           // termSig has been sent
+	killed     bool           // SIGKILL has been sent to everyone
+	terminated map[int]bool   // ranks signalled by the teardown
+	failed     int            // rank that caused the teardown, -1 otherwise
+	termTimer  *time.Timer    // AbortWait: fires when termSig is due
+	killTimer  *time.Timer    // Grace: fires when SIGKILL is due
+	waiters    sync.WaitGroup
+
+	// stopStarting tells the starter goroutines to skip the ranks they have
+	// not started yet; the only field they read.
+	stopStarting atomic.Bool
+}
+
+// errNotStarted stands for a rank skipped because the job was already coming
+// down when its turn came.
+var errNotStarted = errors.New("not started: the job is being torn down")
+
+func newSupervisor(r *resolved, ctl controlPlane) *supervisor {
+	n := len(r.slots)
+	s := &supervisor{
+		r: r, ctl: ctl,
+		tablePaths: make([]string, len(r.hosts)),
+		mux:        &outputMux{tagged: r.TagOutput, jobNum: 1},
+		state:      make([]rankState, n),
+		procs:      make([]Process, n),
+		writers:    make([][2]*lineWriter, n),
+		left:       n,
+		started:    make(chan startedMsg, n),
+		exited:     make(chan exitedMsg, n),
+		lostDue:    make(chan int, n),
+		terminated: make(map[int]bool),
+		failed:     -1,
+	}
+	for i := range s.writers {
+		s.writers[i] = [2]*lineWriter{
+			s.mux.writer(r.stdout, i, "stdout"),
+			s.mux.writer(r.stderr, i, "stderr"),
+		}
+	}
+	return s
+}
+
+// cleanup closes the control plane and the spawners (removing the rank
+// tables). It runs after every waiter has returned.
+func (s *supervisor) cleanup() {
+	s.waiters.Wait()
+	if err := s.ctl.Close(); err != nil {
+		s.r.log.Warn("close control plane", "err", err)
+	}
+	for _, h := range s.r.hosts {
+		if err := h.Spawner.Close(); err != nil {
+			s.r.log.Warn("close spawner", "host", h.Spawner.Host(), "err", err)
+		}
+	}
+}
+
+// run starts the ranks and handles every event until all ranks are
+// finished.
+func (s *supervisor) run(ctx context.Context) error {
+	s.startAll()
+
+	var timeout <-chan time.Time
+	if s.r.Timeout > 0 {
+		t := time.NewTimer(s.r.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	defer func() {
+		stopTimer(s.termTimer)
+		stopTimer(s.killTimer)
+	}()
+	ctxDone := ctx.Done()
+	events := s.ctl.Events()
+	for s.left > 0 {
+		select {
+		case m := <-s.started:
+			s.onStarted(m)
+		case m := <-s.exited:
+			s.onExited(m)
+		case ev, ok := <-events:
+			if !ok {
+				events = nil // the control plane is gone; the processes still tell
+				continue
+			}
+			s.onControl(ev)
+		case rank := <-s.lostDue:
+			s.onLostDue(rank)
+		case sig := <-s.r.Signals:
+			s.onSignal(sig)
+		case <-timeout:
+			s.teardown(&TimeoutError{Limit: s.r.Timeout}, -1, syscall.SIGTERM, "job timed out")
+		case <-ctxDone:
+			ctxDone = nil
+			s.teardown(fmt.Errorf("job cancelled: %w", ctx.Err()), -1, syscall.SIGTERM, "job cancelled")
+		case <-timerC(s.termTimer):
+			s.termTimer = nil
+			s.sendTerm()
+		case <-timerC(s.killTimer):
+			s.killTimer = nil
+			s.killAll()
+		}
+	}
+	s.countTerminated()
+	return s.result
+}
+
+// startAll starts every rank: the hosts in parallel, the ranks of one host
+// in order. Results arrive on s.started.
+func (s *supervisor) startAll() {
+	byHost := make([][]int, len(s.r.hosts))
+	for rank, slot := range s.r.slots {
+		byHost[slot.host] = append(byHost[slot.host], rank)
+	}
+	for h, ranks := range byHost {
+		go func() {
+			for _, rank := range ranks {
+				if s.stopStarting.Load() {
+					s.started <- startedMsg{rank: rank, err: errNotStarted}
+					continue
+				}
+				p, err := s.r.hosts[h].Spawner.Start(s.spec(rank))
+				s.started <- startedMsg{rank: rank, proc: p, err: err}
+			}
+		}()
+	}
+}
+
+// spec builds the ProcSpec of one rank.
+func (s *supervisor) spec(rank int) ProcSpec {
+	slot := s.r.slots[rank]
+	env := s.env
+	env.RankTableFile = s.tablePaths[slot.host]
+	spec := ProcSpec{
+		Rank:   rank,
+		Path:   s.r.Program,
+		Args:   s.r.Args,
+		Dir:    s.r.Dir,
+		Env:    append(append([]string(nil), s.exports...), RankEnv(slot.id, env)...),
+		Stdout: s.writers[rank][0],
+		Stderr: s.writers[rank][1],
+	}
+	if rank == 0 {
+		spec.Stdin = s.r.Stdin
+	}
+	return spec
+}
+
+func (s *supervisor) onStarted(m startedMsg) {
+	if m.err != nil {
+		s.state[m.rank] = finished
+		s.left--
+		if m.err == errNotStarted {
+			return
+		}
+		s.teardown(m.err, -1, syscall.SIGTERM, fmt.Sprintf("rank %d could not be started", m.rank))
+		return
+	}
+	s.state[m.rank] = running
+	s.procs[m.rank] = m.proc
+	s.r.log.Debug("rank started", "rank", m.rank, "pid", m.proc.Pid(), "host", s.host(m.rank))
+	s.waiters.Add(1)
+	go func() {
+		defer s.waiters.Done()
+		st, err := m.proc.Wait()
+		s.exited <- exitedMsg{rank: m.rank, status: st, err: err}
+	}()
+	// A rank that comes up during a teardown joins it at once.
+	switch {
+	case s.killed:
+		s.signal(m.rank, syscall.SIGKILL)
+	case s.termSent:
+		s.signal(m.rank, s.termSig)
+	}
+}
+
+func (s *supervisor) onExited(m exitedMsg) {
+	s.state[m.rank] = finished
+	s.left--
+	for _, w := range s.writers[m.rank] {
+		if err := w.Flush(); err != nil {
+			s.r.log.Warn("relay output", "rank", m.rank, "err", err)
+		}
+	}
+	p := s.procs[m.rank]
+	s.r.log.Debug("rank exited", "rank", m.rank, "pid", p.Pid(), "status", m.status.String(), "err", m.err)
+	if s.tearing {
+		return
+	}
+	if m.err == nil && m.status.Success() {
+		return
+	}
+	e := &RankError{Rank: m.rank, Pid: p.Pid(), Host: s.host(m.rank), Status: m.status, Err: m.err}
+	s.teardown(e, m.rank, syscall.SIGTERM, fmt.Sprintf("rank %d %s", m.rank, e.what()))
+}
+
+func (s *supervisor) onControl(ev controlEvent) {
+	switch ev.kind {
+	case eventLost:
+		if s.tearing || ev.rank < 0 || ev.rank >= len(s.state) || s.state[ev.rank] != running {
+			return
+		}
+		s.r.log.Debug("rank lost its control connection", "rank", ev.rank)
+		rank := ev.rank
+		time.AfterFunc(lostWindow, func() { s.lostDue <- rank })
+	case eventAborted:
+		s.r.log.Info("rank aborted the job", "rank", ev.rank, "reason", ev.reason)
+	}
+}
+
+func (s *supervisor) onLostDue(rank int) {
+	if s.tearing || s.state[rank] != running {
+		return // it exited in the window: its exit is the news
+	}
+	p := s.procs[rank]
+	e := &RankError{Rank: rank, Pid: p.Pid(), Host: s.host(rank), Lost: true}
+	s.teardown(e, rank, syscall.SIGTERM, fmt.Sprintf("rank %d %s", rank, e.what()))
+}
+
+// onSignal forwards the first SIGINT or SIGTERM the launcher gets to every
+// rank; a second one (or one during another teardown) kills at once.
+func (s *supervisor) onSignal(sig os.Signal) {
+	ss, ok := sig.(syscall.Signal)
+	if !ok {
+		return
+	}
+	if s.tearing {
+		s.r.log.Debug("second signal: killing every rank", "signal", SignalName(ss))
+		if ie, ok := s.result.(*InterruptError); ok {
+			ie.Killed = true
+		}
+		s.killAll()
+		return
+	}
+	s.teardown(&InterruptError{Signal: ss}, -1, ss, "interrupted by "+SignalName(ss))
+	// The forwarded signal is the rank's chance to stop cleanly; send it
+	// now even when AbortWait would let the ranks read the abort first.
+	if !s.termSent {
+		stopTimer(s.termTimer)
+		s.termTimer = nil
+		s.sendTerm()
+	}
+}
+
+// teardown brings the job down because of result: abort is broadcast on the
+// control plane, every running rank but failed gets sig (after AbortWait),
+// and SIGKILL follows after the grace. Only the first call counts.
+func (s *supervisor) teardown(result error, failed int, sig syscall.Signal, reason string) {
+	if s.tearing {
+		return
+	}
+	s.tearing = true
+	s.result = result
+	s.failed = failed
+	s.termSig = sig
+	s.r.log.Debug("tearing the job down", "reason", reason)
+	s.ctl.Abort(failed, reason)
+	// Ranks not started yet are not started at all.
+	s.stopStarting.Store(true)
+	if s.r.AbortWait > 0 {
+		s.termTimer = time.NewTimer(s.r.AbortWait)
+		return
+	}
+	s.sendTerm()
+}
+
+// sendTerm sends termSig to every running rank and arms the SIGKILL timer.
+func (s *supervisor) sendTerm() {
+	s.termSent = true
+	for rank, st := range s.state {
+		if st == running && rank != s.failed {
+			s.signal(rank, s.termSig)
+		}
+	}
+	s.killTimer = time.NewTimer(s.r.grace)
+}
+
+// killAll sends SIGKILL to every running rank.
+func (s *supervisor) killAll() {
+	s.killed = true
+	s.termSent = true
+	stopTimer(s.termTimer)
+	stopTimer(s.killTimer)
+	s.termTimer, s.killTimer = nil, nil
+	for rank, st := range s.state {
+		if st == running {
+			s.signal(rank, syscall.SIGKILL)
+		}
+	}
+}
+
+func (s *supervisor) signal(rank int, sig syscall.Signal) {
+	if rank != s.failed {
+		s.terminated[rank] = true
+	}
+	if err := s.procs[rank].Signal(sig); err != nil {
+		s.r.log.Warn("signal rank", "rank", rank, "signal", SignalName(sig), "err", err)
+	}
+}
+
+// countTerminated stores in the result how many ranks the teardown stopped.
+func (s *supervisor) countTerminated() {
+	n := len(s.terminated)
+	var (
+		re *RankError
+		te *TimeoutError
+		ie *InterruptError
+	)
+	switch {
+	case errors.As(s.result, &re):
+		re.Terminated = n
+	case errors.As(s.result, &te):
+		te.Terminated = n
+	case errors.As(s.result, &ie):
+		ie.Terminated = n
+	}
+}
+
+func (s *supervisor) host(rank int) string {
+	return s.r.hosts[s.r.slots[rank].host].Spawner.Host()
+}
+
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// timerC is t's channel, or nil (never ready) when there is no timer.
+func timerC(t *time.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
+}
