@@ -1,0 +1,261 @@
+package algo
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/runtime/plan"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// matrixSizes are the rank counts every algorithm is simulated at.
+var matrixSizes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 32, 64, 100}
+
+// matrixCounts returns the counts tried at n ranks: empty, one element,
+// odd ones, fewer than n, more than n and not divisible by n.
+func matrixCounts(n int) []int {
+	cs := []int{0, 1, 7, n + 3}
+	if n > 8 {
+		cs = append(cs, n-1)
+	}
+	if n <= 17 {
+		cs = append(cs, 3*n+1)
+	}
+	return cs
+}
+
+func reduces(c plan.Coll) bool {
+	return c == plan.AllReduce || c == plan.Reduce || c == plan.ReduceScatter
+}
+
+func inPlaceAllowed(c plan.Coll) bool {
+	return c != plan.AlltoAll && c != plan.AlltoAllV && c != plan.Barrier
+}
+
+// matrix lists every case for algorithm a and collective coll.
+func matrix(a plan.Algorithm, coll plan.Coll) []simCase {
+	var cases []simCase
+	for _, n := range matrixSizes {
+		counts := matrixCounts(n)
+		if coll == plan.Barrier {
+			counts = []int{0}
+		}
+		roots := []int{0}
+		if coll == plan.Broadcast || coll == plan.Reduce {
+			if n <= 8 {
+				roots = roots[:0]
+				for r := 0; r < n; r++ {
+					roots = append(roots, r)
+				}
+			} else {
+				roots = append(roots, n/2+1, n-1)
+			}
+		}
+		ops := []string{"sum"}
+		if reduces(coll) {
+			ops = append(ops, "max")
+		}
+		ips := []bool{false}
+		if inPlaceAllowed(coll) {
+			ips = append(ips, true)
+		}
+		for _, count := range counts {
+			for _, root := range roots {
+				for _, ip := range ips {
+					for _, op := range ops {
+						cases = append(cases, simCase{alg: a, coll: coll, n: n, count: count, root: root, inPlace: ip, op: op})
+					}
+				}
+			}
+		}
+	}
+	return cases
+}
+
+// TestSimulatorMatrix runs every algorithm x collective it serves x rank
+// count x count x placement x root x op through plan.Simulate and checks the
+// results exactly.
+func TestSimulatorMatrix(t *testing.T) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for _, a := range All() {
+		for _, coll := range a.(Collectives).Colls() {
+			t.Run(a.Name()+"/"+coll.String(), func(t *testing.T) {
+				fails := 0
+				cases := matrix(a, coll)
+				for _, c := range cases {
+					if time.Now().After(deadline) {
+						t.Fatalf("matrix exceeded its deadline at %s", c)
+					}
+					if _, err := c.run(); err != nil {
+						t.Errorf("%s: %v", c, err)
+						if fails++; fails == 5 {
+							t.FailNow()
+						}
+					}
+				}
+				t.Logf("%d cases", len(cases))
+			})
+		}
+	}
+}
+
+// TestRounds checks the latency structure each algorithm promises, as
+// counted by the simulator's longest chain of dependent transfers.
+func TestRounds(t *testing.T) {
+	ring, tree, diss, pw := Ring{}, Tree{}, Dissemination{}, Pairwise{}
+	tests := []struct {
+		c    simCase
+		want int
+	}{
+		{simCase{alg: ring, coll: plan.AllReduce, n: 4, count: 8, op: "sum"}, 6},
+		{simCase{alg: ring, coll: plan.AllReduce, n: 7, count: 100, op: "sum"}, 12},
+		{simCase{alg: ring, coll: plan.AllGather, n: 5, count: 3, op: "sum"}, 4},
+		{simCase{alg: ring, coll: plan.ReduceScatter, n: 5, count: 3, op: "sum"}, 4},
+		{simCase{alg: ring, coll: plan.Broadcast, n: 5, count: 50, root: 2, op: "sum"}, 8},
+		{simCase{alg: ring, coll: plan.Barrier, n: 6, op: "sum"}, 5},
+		{simCase{alg: tree, coll: plan.Broadcast, n: 9, count: 5, root: 3, op: "sum"}, 4},
+		{simCase{alg: tree, coll: plan.Broadcast, n: 8, count: 5, op: "sum"}, 3},
+		{simCase{alg: tree, coll: plan.Reduce, n: 8, count: 5, root: 7, op: "sum"}, 3},
+		{simCase{alg: diss, coll: plan.Barrier, n: 17, op: "sum"}, 5},
+		{simCase{alg: diss, coll: plan.Barrier, n: 16, op: "sum"}, 4},
+		{simCase{alg: pw, coll: plan.AlltoAll, n: 17, count: 2, op: "sum"}, 1},
+		{simCase{alg: pw, coll: plan.AlltoAll, n: 40, count: 2, op: "sum"}, 3},
+	}
+	for _, tt := range tests {
+		res, err := tt.c.run()
+		if err != nil {
+			t.Errorf("%s: %v", tt.c, err)
+			continue
+		}
+		if res.Rounds != tt.want {
+			t.Errorf("%s: %d rounds, want %d", tt.c, res.Rounds, tt.want)
+		}
+	}
+}
+
+func TestPairwisePeersInFlight(t *testing.T) {
+	for _, n := range []int{2, 3, 16, 17, 33, 64} {
+		for r := 0; r < n; r++ {
+			p, err := Pairwise{}.Build(plan.Request{Coll: plan.AlltoAll, Rank: r, Size: n, Count: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for si, st := range p.Steps {
+				peers := map[int]bool{}
+				for _, o := range st.Ops {
+					if o.Kind == plan.OpSend {
+						peers[o.Peer] = true
+					}
+				}
+				if len(peers) > MaxPeersInFlight {
+					t.Errorf("n=%d rank %d step %d: %d peers in flight", n, r, si, len(peers))
+				}
+			}
+			if got := symmetricPeers(n, r); n > 2 && (got[0] != mod(r-1, n) || got[1] != mod(r+1, n)) {
+				t.Errorf("n=%d rank %d: peers start %v, want rank-1, rank+1", n, r, got[:2])
+			}
+		}
+	}
+}
+
+func TestBuildRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		a    plan.Algorithm
+		req  plan.Request
+		want error
+	}{
+		{"tree allreduce", Tree{}, plan.Request{Coll: plan.AllReduce, Size: 4, Count: 4}, ErrUnsupported},
+		{"in-place alltoall", Ring{}, plan.Request{Coll: plan.AlltoAll, Size: 4, Count: 4, InPlace: true}, ErrUnsupported},
+		{"rank outside", Ring{}, plan.Request{Coll: plan.AllReduce, Rank: 4, Size: 4, Count: 4}, ErrInvalid},
+		{"negative count", Ring{}, plan.Request{Coll: plan.AllReduce, Size: 4, Count: -1}, ErrInvalid},
+		{"bad root", Tree{}, plan.Request{Coll: plan.Broadcast, Size: 4, Count: 4, Root: 4}, ErrInvalid},
+		{"short counts", Pairwise{}, plan.Request{Coll: plan.AlltoAllV, Size: 2, SendCounts: []int{1}}, ErrInvalid},
+		{"overlapping receive blocks", Pairwise{}, plan.Request{Coll: plan.AlltoAllV, Size: 2,
+			SendCounts: []int{1, 1}, SendDispls: []int{0, 1}, RecvCounts: []int{2, 2}, RecvDispls: []int{0, 1}}, ErrInvalid},
+	}
+	for _, tt := range tests {
+		_, err := tt.a.Build(tt.req)
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, a := range All() {
+		if seen[a.Name()] {
+			t.Errorf("two algorithms named %q", a.Name())
+		}
+		seen[a.Name()] = true
+		got, ok := Lookup(a.Name())
+		if !ok || got.Name() != a.Name() {
+			t.Errorf("Lookup(%q) = %v, %v", a.Name(), got, ok)
+		}
+		if len(a.(Collectives).Colls()) == 0 {
+			t.Errorf("%s serves nothing", a.Name())
+		}
+	}
+	if _, ok := Lookup("nosuch"); ok {
+		t.Error("Lookup found an unknown algorithm")
+	}
+}
+
+// TestGolden compares printed plans of a few small calls with
+// testdata/*.golden; go test -update rewrites them.
+func TestGolden(t *testing.T) {
+	a2av := simCase{coll: plan.AlltoAllV, n: 3, count: 3}
+	tests := []struct {
+		name string
+		a    plan.Algorithm
+		reqs func(r int) plan.Request
+		n    int
+	}{
+		{"ring_allreduce_n4", Ring{}, func(r int) plan.Request {
+			return plan.Request{Coll: plan.AllReduce, Rank: r, Size: 4, Count: 10}
+		}, 4},
+		{"tree_broadcast_n5_root2", Tree{}, func(r int) plan.Request {
+			return plan.Request{Coll: plan.Broadcast, Rank: r, Size: 5, Count: 10, Root: 2}
+		}, 5},
+		{"pairwise_alltoallv_n3", Pairwise{}, a2av.request, 3},
+		{"ring_alltoallv_n3", Ring{}, a2av.request, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			for r := 0; r < tt.n; r++ {
+				req := tt.reqs(r)
+				if req.Coll == plan.AlltoAllV {
+					fmt.Fprintf(&b, "# rank %d send counts %v displs %v, recv counts %v displs %v\n",
+						r, req.SendCounts, req.SendDispls, req.RecvCounts, req.RecvDispls)
+				}
+				p, err := tt.a.Build(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.WriteString(p.String())
+			}
+			path := filepath.Join("testdata", tt.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("plans differ from %s:\n%s", path, b.String())
+			}
+		})
+	}
+}
