@@ -1,0 +1,16 @@
+// Package linktest is a conformance suite for transport.Link
+// implementations, in the spirit of golang.org/x/net/nettest: any
+// transport (shared memory, TCP, ...) runs the same tests through
+// Run(t, newPair), so that the executor can rely on one contract.
+//
+// What the suite holds a link to: frames arrive in order with every
+// header field exactly as sent; zero-length and very large payloads (far
+// bigger than any ring or socket buffer) work; both directions run at once
+// without either Send waiting for the other side to start receiving; Close
+// (local or the peer's) releases a blocked call promptly with an error;
+// cancelling or timing out the context of a blocked Send or Recv returns an
+// error that wraps ctx.Err(); misuse (a header whose Len does not match the
+// payload, a payload of the wrong size) is an error, not a hang or a
+// panic; and VisitPayload, where implemented, shows the payload in order
+// in pieces that add up to it.
+package linktest

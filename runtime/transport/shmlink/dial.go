@@ -1,0 +1,131 @@
+package shmlink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/shm"
+)
+
+// DialConfig says which link to open.
+type DialConfig struct {
+	JobID     string // HCCL_JOB_ID: names the listener's socket
+	Key       []byte // the job key: authenticates both sides
+	Self      int    // this rank (the higher of the two)
+	Peer      int    // the listening rank
+	RingBytes int    // data capacity per direction; 0 means DefaultRingBytes
+	Channel   int    // told to the listener (Link.Channel); 0 for a single link
+	// Segment is passed to shm.Create; its zero value creates in
+	// /dev/shm. Tests inject a fake free-space function through it.
+	Segment shm.Options
+}
+
+// Dial connects to the peer's Listener, authenticates, creates the segment
+// holding both rings and hands it over. It makes one attempt: a peer that
+// is not listening (not started, already gone, or in another network
+// namespace) fails at once with an error saying so, and a peer that
+// answers but stalls fails when ctx ends or after 10 s.
+func Dial(ctx context.Context, cfg DialConfig) (*Link, error) {
+	l, err := dial(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("shmlink: rank %d dial rank %d: %w", cfg.Self, cfg.Peer, err)
+	}
+	return l, nil
+}
+
+func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
+	if cfg.Self == cfg.Peer {
+		return nil, errors.New("a rank cannot dial itself")
+	}
+	if cfg.Channel < 0 {
+		return nil, fmt.Errorf("channel %d", cfg.Channel)
+	}
+	capacity, err := RingCapacity(cfg.RingBytes)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := socketName(cfg.JobID, cfg.Peer)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", addr)
+	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("nobody listens on %s (peer not started or gone, or in another network namespace): %w", addr, err)
+		}
+		return nil, err
+	}
+	conn := c.(*net.UnixConn)
+	ok := false
+	defer func() {
+		if !ok {
+			conn.Close()
+		}
+	}()
+	me := netio.Hello{Purpose: netio.PurposeShm, Rank: uint32(cfg.Self), Tag: uint32(cfg.Channel)}
+	them, err := netio.Handshake(ctx, conn, cfg.Key, netio.RoleClient, me)
+	if err != nil {
+		return nil, err
+	}
+	if them.Purpose != netio.PurposeShm || them.Rank != uint32(cfg.Peer) {
+		return nil, fmt.Errorf("%s answered as %v, want shm from rank %d", addr, them, cfg.Peer)
+	}
+
+	seg, err := shm.Create(2*shm.RingBytes(capacity), cfg.Segment)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !ok {
+			seg.Close()
+		}
+	}()
+	tx, rx, err := ringsOf(seg.Bytes(), capacity, true)
+	if err != nil {
+		return nil, err
+	}
+	stop := deadlineFrom(ctx, conn)
+	defer stop()
+	if err := seg.Send(conn, encodeSegMsg(capacity, cfg.Channel)); err != nil {
+		return nil, ctxOr(ctx, err)
+	}
+	var ack [1]byte
+	if _, err := conn.Read(ack[:]); err != nil {
+		return nil, ctxOr(ctx, fmt.Errorf("waiting for the peer to map the segment: %w", err))
+	}
+	if ack[0] != segAck {
+		return nil, fmt.Errorf("peer answered %q to the segment", ack[0])
+	}
+	if err := conn.SetDeadline(time.Time{}); err != nil {
+		return nil, err
+	}
+	ok = true
+	return newLink(cfg.Self, cfg.Peer, cfg.Channel, seg, tx, rx, conn), nil
+}
+
+// deadlineFrom applies ctx's deadline to conn and makes cancelling ctx
+// interrupt conn's blocked calls. The returned stop undoes the latter.
+func deadlineFrom(ctx context.Context, conn net.Conn) (stop func() bool) {
+	if d, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(d)
+	}
+	return context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+}
+
+// ctxOr prefers ctx's error, which says why a deadline fired, over the
+// I/O timeout it caused.
+func ctxOr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%w (%w)", cerr, err)
+	}
+	return err
+}

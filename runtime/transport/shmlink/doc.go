@@ -1,0 +1,53 @@
+// Package shmlink is the shared-memory transport: a transport.Link between
+// two ranks of one host made of two shm rings, one per direction, in one
+// segment.
+//
+// # Set-up
+//
+// Of two ranks, the lower one listens ([Listen]) on the abstract unix socket
+// "@hcclrun/<jobID>/<rank>" and the higher one dials it ([Dial]). Abstract
+// sockets belong to a network namespace, which is what we want: two ranks
+// in different namespaces of one kernel cannot reach each other this way,
+// and the runtime then uses TCP. Reaching the socket is not proof of
+// sharing /dev/shm (a container may have its own); the runtime's topology
+// facts decide whether to try shm at all, and this package only makes Dial
+// fail clearly, never hang, when the peer is not there.
+//
+// Both sides authenticate the unix connection with the job key
+// (netio.Handshake, purpose netio.PurposeShm). The dialer then creates one
+// segment holding both rings, passes its descriptor over the connection
+// (SCM_RIGHTS) and waits for the listener's acknowledgement. The segment's
+// name was removed the moment it was created, so nothing is left in
+// /dev/shm whatever happens to either rank. The connection stays open as a
+// liveness channel: when a peer dies, the kernel closes its end, and
+// shm.Watch aborts the rings so that a blocked call fails within
+// milliseconds.
+//
+// # Frames
+//
+// A frame is a netio.Header (netio.HeaderSize bytes, netio encoding)
+// followed by h.Len payload bytes, written through the ring. A payload
+// larger than the ring streams through it in pieces, so the ring size
+// bounds memory, not message size. A small frame goes in with a single
+// commit. The receiver either copies the payload out (RecvPayload) or looks
+// at it in place, piece by piece (VisitPayload), to reduce straight from the
+// ring.
+//
+// # Ring size
+//
+// DialConfig.RingBytes is the data capacity per direction (the runtime maps
+// HCCL_BUFFSIZE onto it); DefaultRingBytes is 4 MiB, the same default as
+// NCCL_BUFFSIZE. Why that size: the executor pipelines a transfer in
+// segments of up to 1 MiB, and a ring of four segments lets the sender
+// copy the next segments while the receiver reduces the earlier ones, so
+// that neither side waits in steady state; beyond that, bandwidth no
+// longer improves (see the benchmark), while memory grows with the square
+// of the ranks per host: a full mesh of n local ranks takes n(n-1) rings,
+// 224 MiB of /dev/shm for 8 ranks at 4 MiB. Correctness never depends on
+// the size: the conformance suite also runs with 4 KiB rings.
+//
+// # Concurrency
+//
+// As transport.Link says: one goroutine may send while another receives;
+// Close may be called at any time from any goroutine and unblocks both.
+package shmlink

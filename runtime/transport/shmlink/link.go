@@ -1,0 +1,252 @@
+package shmlink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/runtime/transport"
+	"github.com/hcclrun/hcclrun/shm"
+)
+
+// ErrClosed is returned by calls on a Link after Close.
+var ErrClosed = errors.New("shmlink: link closed")
+
+// smallFrame is the largest frame Send writes with one commit (header and
+// payload together), so that a small message wakes the receiver once and
+// it finds the whole frame. Larger payloads are written in pieces so that
+// the receiver can start on the first piece while the next is copied.
+const smallFrame = 64 << 10
+
+// maxPiece bounds the pieces VisitPayload shows, so that the ring space of
+// a piece returns to the sender while the next piece is being reduced.
+const maxPiece = 128 << 10
+
+// Link is a transport.Link over shared memory to one peer on this host.
+// One goroutine may send while another receives; Close may be called
+// concurrently with both.
+type Link struct {
+	self, peer, channel int
+
+	seg    *shm.Segment
+	tx, rx *shm.Ring
+	conn   *net.UnixConn // liveness channel, see shm.Watch
+
+	// mu is held shared by every call while it uses the rings and
+	// exclusively by Close while it unmaps the segment: a call must never
+	// touch memory that is gone.
+	mu        sync.RWMutex
+	closed    atomic.Bool
+	closeOnce sync.Once
+	watchDone chan struct{}
+
+	// Sender state, owned by the one sending goroutine.
+	hdrOut  [netio.HeaderSize]byte
+	sendErr error // sticky: a failed Send may have left half a frame
+
+	// Receiver state, owned by the one receiving goroutine.
+	hdrIn   [netio.HeaderSize]byte
+	pending int  // payload bytes of the last header still unread
+	inFrame bool // a header was read and its payload not yet consumed
+	recvErr error
+}
+
+var (
+	_ transport.Link           = (*Link)(nil)
+	_ transport.PayloadVisitor = (*Link)(nil)
+)
+
+func newLink(self, peer, channel int, seg *shm.Segment, tx, rx *shm.Ring, conn *net.UnixConn) *Link {
+	l := &Link{
+		self: self, peer: peer, channel: channel,
+		seg: seg, tx: tx, rx: rx, conn: conn,
+		watchDone: make(chan struct{}),
+	}
+	go func() {
+		defer close(l.watchDone)
+		shm.Watch(conn, tx, rx)
+	}()
+	return l
+}
+
+// Self returns this side's rank.
+func (l *Link) Self() int { return l.self }
+
+// Peer returns the rank at the other end.
+func (l *Link) Peer() int { return l.peer }
+
+// Channel returns the channel number the dialer gave (DialConfig.Channel).
+func (l *Link) Channel() int { return l.channel }
+
+// RingBytes returns the data capacity of each direction.
+func (l *Link) RingBytes() int { return l.tx.Cap() }
+
+func (l *Link) sendFail(err error) error {
+	return fmt.Errorf("shmlink: rank %d send to rank %d: %w", l.self, l.peer, err)
+}
+
+func (l *Link) recvFail(err error) error {
+	return fmt.Errorf("shmlink: rank %d recv from rank %d: %w", l.self, l.peer, err)
+}
+
+// Send writes the frame h, p. It returns once p is in the ring (the
+// receiver may not have read it yet), so p may be reused. After an error
+// the link cannot send any more.
+func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
+	if int(h.Len) != len(p) {
+		return l.sendFail(fmt.Errorf("header says %d payload bytes, got %d", h.Len, len(p)))
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed.Load() {
+		return l.sendFail(ErrClosed)
+	}
+	if l.sendErr != nil {
+		return l.sendErr
+	}
+	if err := l.send(ctx, h, p); err != nil {
+		if l.closed.Load() {
+			err = ErrClosed
+		}
+		l.sendErr = l.sendFail(err)
+		return l.sendErr
+	}
+	return nil
+}
+
+func (l *Link) send(ctx context.Context, h *netio.Header, p []byte) error {
+	h.Encode(l.hdrOut[:])
+	if n := netio.HeaderSize + len(p); n <= smallFrame {
+		b, err := l.tx.Reserve(ctx, n)
+		if err != nil {
+			return err
+		}
+		if len(b) == n {
+			copy(b[copy(b, l.hdrOut[:]):], p)
+			l.tx.Commit(n)
+			return nil
+		}
+		// Not contiguous (the ring wraps, or is partly full): in pieces.
+	}
+	if err := l.tx.Write(ctx, l.hdrOut[:]); err != nil {
+		return err
+	}
+	return l.tx.Write(ctx, p)
+}
+
+// RecvHeader reads the next frame's header into h. The payload of the
+// previous frame must have been consumed.
+func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if err := l.recvReady(); err != nil {
+		return err
+	}
+	if l.inFrame && l.pending > 0 {
+		return l.recvFail(fmt.Errorf("%d payload bytes of the previous frame not consumed", l.pending))
+	}
+	if err := l.rx.Read(ctx, l.hdrIn[:]); err != nil {
+		return l.recvBroken(err)
+	}
+	if err := h.Decode(l.hdrIn[:]); err != nil {
+		// The stream is out of step: nothing after this can be trusted.
+		return l.recvBroken(err)
+	}
+	l.pending, l.inFrame = int(h.Len), true
+	return nil
+}
+
+// RecvPayload copies the payload of the frame whose header was read last
+// into p; len(p) must equal that header's Len.
+func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if err := l.payloadReady(len(p)); err != nil {
+		return err
+	}
+	if err := l.rx.Read(ctx, p); err != nil {
+		return l.recvBroken(err)
+	}
+	l.pending, l.inFrame = 0, false
+	return nil
+}
+
+// VisitPayload shows the payload of the frame whose header was read last
+// in place, in the ring, piece by piece: fn(off, b) for consecutive pieces
+// that add up to n bytes (n must equal the header's Len). b is valid only
+// during the call and must not be written. With n == 0, fn is not called.
+func (l *Link) VisitPayload(ctx context.Context, n int, fn func(off int, b []byte)) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if err := l.payloadReady(n); err != nil {
+		return err
+	}
+	piece := min(l.rx.Cap()/4, maxPiece)
+	for off := 0; off < n; {
+		b, err := l.rx.Peek(ctx, min(n-off, piece))
+		if err != nil {
+			return l.recvBroken(err)
+		}
+		fn(off, b)
+		l.rx.Release(len(b))
+		off += len(b)
+		l.pending -= len(b)
+	}
+	l.inFrame = false
+	return nil
+}
+
+func (l *Link) recvReady() error {
+	if l.closed.Load() {
+		return l.recvFail(ErrClosed)
+	}
+	return l.recvErr
+}
+
+func (l *Link) payloadReady(n int) error {
+	if err := l.recvReady(); err != nil {
+		return err
+	}
+	if !l.inFrame {
+		return l.recvFail(errors.New("no frame header read"))
+	}
+	if n != l.pending {
+		return l.recvFail(fmt.Errorf("payload of %d bytes, header says %d", n, l.pending))
+	}
+	return nil
+}
+
+func (l *Link) recvBroken(err error) error {
+	if l.closed.Load() {
+		err = ErrClosed
+	}
+	l.recvErr = l.recvFail(err)
+	return l.recvErr
+}
+
+// Close closes both directions: pending and later calls on this side fail
+// with ErrClosed, the peer reads what was sent before and then fails. It
+// unmaps the segment once no call is using it. Close is idempotent.
+func (l *Link) Close() error {
+	var err error
+	l.closeOnce.Do(func() {
+		l.closed.Store(true)
+		l.tx.Close() // wakes our blocked calls and the peer's
+		l.rx.Close()
+		err = l.conn.Close()
+		<-l.watchDone
+		l.mu.Lock()
+		if serr := l.seg.Close(); err == nil {
+			err = serr
+		}
+		l.mu.Unlock()
+		if err != nil {
+			err = fmt.Errorf("shmlink: rank %d close link to rank %d: %w", l.self, l.peer, err)
+		}
+	})
+	return err
+}

@@ -1,0 +1,95 @@
+package shmlink
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/runtime/transport"
+	"github.com/hcclrun/hcclrun/runtime/transport/linktest"
+)
+
+// jobSeq makes every test's job id unique within the process, and the pid
+// across processes, so that abstract socket names never collide with
+// another test binary running at the same time.
+var jobSeq atomic.Int64
+
+func newJobID() string { return fmt.Sprintf("test-%d-%d", os.Getpid(), jobSeq.Add(1)) }
+
+func newKey(t testing.TB) []byte {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func testCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// pair opens a real link between ranks 0 (listening) and 1 (dialling)
+// through an abstract socket in this process.
+func pair(t testing.TB, ringBytes int) (listener, dialer *Link) {
+	t.Helper()
+	ctx := testCtx(t, 20*time.Second)
+	job, key := newJobID(), newKey(t)
+	ln, err := Listen(job, 0, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type res struct {
+		l   *Link
+		err error
+	}
+	dc := make(chan res, 1)
+	go func() {
+		l, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ringBytes})
+		dc <- res{l, err}
+	}()
+	a, peer, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := <-dc
+	if d.err != nil {
+		a.Close()
+		t.Fatal(d.err)
+	}
+	if peer != 1 || a.Peer() != 1 || d.l.Peer() != 0 {
+		t.Fatalf("peers: accept %d, listener side %d, dialer side %d", peer, a.Peer(), d.l.Peer())
+	}
+	t.Cleanup(func() { a.Close(); d.l.Close() })
+	return a, d.l
+}
+
+func TestConformance(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		ringBytes int
+	}{
+		{"default ring", 0},
+		{"4 KiB ring", 4 << 10},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			linktest.Run(t, func(t *testing.T) (transport.Link, transport.Link) {
+				l, d := pair(t, tt.ringBytes)
+				want := DefaultRingBytes
+				if tt.ringBytes != 0 {
+					want = tt.ringBytes
+				}
+				if l.RingBytes() != want || d.RingBytes() != want {
+					t.Fatalf("rings of %d and %d bytes, want %d", l.RingBytes(), d.RingBytes(), want)
+				}
+				return d, l
+			})
+		})
+	}
+}

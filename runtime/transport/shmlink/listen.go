@@ -1,0 +1,176 @@
+package shmlink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/shm"
+)
+
+// ErrListenerClosed is returned by Accept after Close.
+var ErrListenerClosed = errors.New("shmlink: listener closed")
+
+// Listener accepts links from higher ranks of the same job on this host.
+// Each incoming connection is set up (handshake, segment) in a goroutine of
+// its own, so a stranger or a stalled peer delays nobody; failures are
+// logged at WARN and dropped. Its methods are safe for concurrent use.
+type Listener struct {
+	rank int
+	key  []byte
+	addr string
+	ln   *net.UnixListener
+	log  *slog.Logger
+
+	ready  chan accepted
+	ctx    context.Context // cancelled by Close: aborts set-ups in progress
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+type accepted struct {
+	link *Link
+	peer int
+}
+
+// Listen starts accepting links for rank of job jobID on the abstract unix
+// socket @hcclrun/<jobID>/<rank>. key is the job key; log receives the
+// WARN lines for dropped connections (nil discards them).
+func Listen(jobID string, rank int, key []byte, log *slog.Logger) (*Listener, error) {
+	addr, err := socketName(jobID, rank)
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("shmlink: rank %d listen on %s: another process of job %s already holds this rank in this network namespace: %w", rank, addr, jobID, err)
+		}
+		return nil, fmt.Errorf("shmlink: rank %d listen on %s: %w", rank, addr, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &Listener{
+		rank: rank, key: append([]byte(nil), key...), addr: addr, ln: ln, log: log,
+		ready: make(chan accepted), ctx: ctx, cancel: cancel,
+	}
+	l.wg.Add(1)
+	go l.acceptLoop()
+	return l, nil
+}
+
+// Addr returns the socket name, e.g. "@hcclrun/job42/0".
+func (l *Listener) Addr() string { return l.addr }
+
+func (l *Listener) acceptLoop() {
+	defer l.wg.Done()
+	for {
+		c, err := l.ln.AcceptUnix()
+		if err != nil {
+			if l.ctx.Err() != nil {
+				return
+			}
+			// EMFILE and friends: back off instead of spinning.
+			l.log.Warn("shmlink: accept failed", "rank", l.rank, "addr", l.addr, "err", err)
+			select {
+			case <-time.After(50 * time.Millisecond):
+			case <-l.ctx.Done():
+				return
+			}
+			continue
+		}
+		l.wg.Add(1)
+		go l.setup(c)
+	}
+}
+
+// setup turns one connection into a Link and offers it to Accept.
+func (l *Listener) setup(conn *net.UnixConn) {
+	defer l.wg.Done()
+	link, peer, err := l.serve(conn)
+	if err != nil {
+		conn.Close()
+		if l.ctx.Err() == nil {
+			l.log.Warn("shmlink: dropped a connection", "rank", l.rank, "addr", l.addr, "err", err)
+		}
+		return
+	}
+	select {
+	case l.ready <- accepted{link, peer}:
+	case <-l.ctx.Done():
+		link.Close()
+	}
+}
+
+func (l *Listener) serve(conn *net.UnixConn) (*Link, int, error) {
+	ctx, cancel := context.WithTimeout(l.ctx, setupTimeout)
+	defer cancel()
+	me := netio.Hello{Purpose: netio.PurposeShm, Rank: uint32(l.rank)}
+	them, err := netio.Handshake(ctx, conn, l.key, netio.RoleServer, me)
+	if err != nil {
+		return nil, 0, err
+	}
+	if them.Purpose != netio.PurposeShm {
+		return nil, 0, fmt.Errorf("connection for %v, not shm", them.Purpose)
+	}
+	peer := int(them.Rank)
+	if peer == l.rank || them.Rank == netio.LauncherRank {
+		return nil, 0, fmt.Errorf("dialer claims rank %d", peer)
+	}
+	stop := deadlineFrom(ctx, conn)
+	defer stop()
+	msg := make([]byte, segMsgSize)
+	seg, err := shm.Receive(conn, msg)
+	if err != nil {
+		return nil, 0, fmt.Errorf("rank %d: %w", peer, ctxOr(ctx, err))
+	}
+	capacity, channel, err := decodeSegMsg(msg)
+	if err == nil {
+		var rx, tx *shm.Ring
+		rx, tx, err = ringsOf(seg.Bytes(), capacity, false)
+		if err == nil {
+			if _, err = conn.Write([]byte{segAck}); err == nil {
+				err = conn.SetDeadline(time.Time{})
+			}
+		}
+		if err == nil {
+			return newLink(l.rank, peer, channel, seg, tx, rx, conn), peer, nil
+		}
+	}
+	seg.Close()
+	return nil, 0, fmt.Errorf("rank %d: %w", peer, err)
+}
+
+// Accept waits for the next link and returns it with the peer's rank (as
+// proved in the handshake).
+func (l *Listener) Accept(ctx context.Context) (*Link, int, error) {
+	select {
+	case a := <-l.ready:
+		return a.link, a.peer, nil
+	case <-ctx.Done():
+		return nil, 0, fmt.Errorf("shmlink: rank %d accept: %w", l.rank, ctx.Err())
+	case <-l.ctx.Done():
+		return nil, 0, fmt.Errorf("shmlink: rank %d accept: %w", l.rank, ErrListenerClosed)
+	}
+}
+
+// Close stops listening and aborts set-ups in progress. Links already
+// returned by Accept stay open.
+func (l *Listener) Close() error {
+	var err error
+	l.once.Do(func() {
+		l.cancel()
+		err = l.ln.Close()
+		l.wg.Wait()
+	})
+	return err
+}

@@ -1,0 +1,114 @@
+package shmlink
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/hcclrun/hcclrun/shm"
+)
+
+// DefaultRingBytes is the data capacity of each direction of a link when
+// DialConfig.RingBytes is zero. See the package documentation for why.
+const DefaultRingBytes = 4 << 20
+
+// maxRingBytes bounds a ring: a larger one buys no bandwidth and would make
+// a typo in HCCL_BUFFSIZE eat the host's memory.
+const maxRingBytes = 1 << 30
+
+// setupTimeout bounds the set-up of a link whose context has no earlier
+// deadline: two handshake round trips and one descriptor, well under a
+// millisecond when the peer is alive.
+const setupTimeout = 10 * time.Second
+
+// segMsg is the message that carries the segment descriptor: a magic, the
+// ring capacity, and the channel number. The listener cross-checks the
+// capacity against what the rings in the segment say.
+const (
+	segMagic   = "HSM1"
+	segMsgSize = 4 + 8 + 4
+	segAck     = 'k'
+)
+
+func encodeSegMsg(capacity, channel int) []byte {
+	b := make([]byte, segMsgSize)
+	copy(b, segMagic)
+	binary.LittleEndian.PutUint64(b[4:], uint64(capacity))
+	binary.LittleEndian.PutUint32(b[12:], uint32(channel))
+	return b
+}
+
+func decodeSegMsg(b []byte) (capacity, channel int, err error) {
+	if len(b) != segMsgSize || string(b[:4]) != segMagic {
+		return 0, 0, fmt.Errorf("bad segment message %q", b)
+	}
+	return int(binary.LittleEndian.Uint64(b[4:])), int(binary.LittleEndian.Uint32(b[12:])), nil
+}
+
+// RingCapacity returns the capacity Dial uses for a requested RingBytes:
+// DefaultRingBytes for 0, otherwise n rounded up to a power of two (rings
+// index with a mask).
+func RingCapacity(n int) (int, error) {
+	if n == 0 {
+		return DefaultRingBytes, nil
+	}
+	if n < shm.MinRingCapacity || n > maxRingBytes {
+		return 0, fmt.Errorf("shmlink: ring of %d bytes: want %d to %d", n, shm.MinRingCapacity, maxRingBytes)
+	}
+	return 1 << bits.Len(uint(n-1)), nil
+}
+
+// SegmentBytes returns the shared memory one link takes for a requested
+// RingBytes, so that the runtime can check /dev/shm for all its links at
+// once (shm.CheckSpace) before dialling any.
+func SegmentBytes(ringBytes int) (int, error) {
+	c, err := RingCapacity(ringBytes)
+	if err != nil {
+		return 0, err
+	}
+	return 2 * shm.RingBytes(c), nil
+}
+
+// socketName is the abstract unix socket a rank listens on. The leading
+// '@' makes Go use the abstract namespace: no file, nothing to clean up.
+func socketName(jobID string, rank int) (string, error) {
+	if jobID == "" {
+		return "", errors.New("shmlink: empty job id")
+	}
+	for _, c := range jobID {
+		if c == '/' || c == 0 {
+			return "", fmt.Errorf("shmlink: job id %q contains '/' or NUL", jobID)
+		}
+	}
+	if rank < 0 {
+		return "", fmt.Errorf("shmlink: rank %d", rank)
+	}
+	name := fmt.Sprintf("@hcclrun/%s/%d", jobID, rank)
+	if len(name) > 107 { // sun_path is 108 bytes
+		return "", fmt.Errorf("shmlink: job id of %d bytes makes the socket name too long", len(jobID))
+	}
+	return name, nil
+}
+
+// ringsOf returns the two rings of a link segment: ring 0 carries the
+// dialer's frames, ring 1 the listener's.
+func ringsOf(mem []byte, capacity int, create bool) (r0, r1 *shm.Ring, err error) {
+	at := [2][]byte{mem, mem[shm.RingBytes(capacity):]}
+	var r [2]*shm.Ring
+	for i, b := range at {
+		if create {
+			r[i], err = shm.NewRing(b, capacity)
+		} else {
+			r[i], err = shm.OpenRing(b)
+			if err == nil && r[i].Cap() != capacity {
+				err = fmt.Errorf("ring %d has %d bytes, the dialer said %d", i, r[i].Cap(), capacity)
+			}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return r[0], r[1], nil
+}
