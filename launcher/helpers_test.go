@@ -128,12 +128,16 @@ func readPids(t *testing.T, dir, suffix string) []int {
 	t.Helper()
 	m, _ := filepath.Glob(filepath.Join(dir, "*"+suffix))
 	var pids []int
-	for _, f := range m {
-		b, err := os.ReadFile(f)
+	for _, name := range m {
+		b, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pid, err := strconv.Atoi(strings.Fields(string(b))[0])
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			t.Fatalf("%s is empty: write it atomically", name)
+		}
+		pid, err := strconv.Atoi(f[0])
 		if err != nil {
 			t.Fatal(err)
 		}

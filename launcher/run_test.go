@@ -95,7 +95,7 @@ func TestDeathBySignal(t *testing.T) {
 // panic (SIGSEGV) with a shell rank: the status must still say SIGSEGV.
 func TestDeathBySignalShell(t *testing.T) {
 	dir := t.TempDir()
-	prog := `echo "$$ $$" > ` + dir + `/$HCCL_RANK.pid; if [ "$HCCL_RANK" = 1 ]; then kill -SEGV $$; fi; exec sleep 30`
+	prog := `f=` + dir + `/$HCCL_RANK.pid; echo $$ > $f.tmp; mv $f.tmp $f; if [ "$HCCL_RANK" = 1 ]; then kill -SEGV $$; fi; exec sleep 30`
 	job := &Job{Program: "sh", Args: []string{"-c", prog}, NP: 2, Grace: 2 * time.Second}
 	res := runJob(t, job, 20*time.Second)
 	noLeftovers(t, dir)
