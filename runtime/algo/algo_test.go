@@ -127,6 +127,13 @@ func TestRounds(t *testing.T) {
 		{simCase{alg: diss, coll: plan.Barrier, n: 16, op: "sum"}, 4},
 		{simCase{alg: pw, coll: plan.AlltoAll, n: 17, count: 2, op: "sum"}, 1},
 		{simCase{alg: pw, coll: plan.AlltoAll, n: 40, count: 2, op: "sum"}, 3},
+		{simCase{alg: RHD{}, coll: plan.AllReduce, n: 8, count: 64, op: "sum"}, 6},
+		{simCase{alg: RHD{}, coll: plan.AllReduce, n: 5, count: 64, op: "sum"}, 6},
+		{simCase{alg: RHD{}, coll: plan.ReduceScatter, n: 16, count: 3, op: "sum"}, 4},
+		{simCase{alg: RHD{}, coll: plan.AllGather, n: 12, count: 3, op: "sum"}, 5},
+		{simCase{alg: Mesh{}, coll: plan.AllReduce, n: 8, count: 64, op: "sum"}, 2},
+		{simCase{alg: Mesh{}, coll: plan.Barrier, n: 8, op: "sum"}, 1},
+		{simCase{alg: OneShot{}, coll: plan.AllReduce, n: 8, count: 64, op: "sum"}, 1},
 	}
 	for _, tt := range tests {
 		res, err := tt.c.run()

@@ -9,6 +9,9 @@ var registry = []plan.Algorithm{
 	Tree{},
 	Dissemination{},
 	Pairwise{},
+	RHD{},
+	Mesh{},
+	OneShot{},
 }
 
 // All returns every algorithm, in a fixed order. The slice is the caller's.
