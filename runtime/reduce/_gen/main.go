@@ -1,0 +1,460 @@
+// Command _gen writes the amd64 assembly of package reduce with avo.
+//
+// Run it through go generate in the parent directory (see gen.go there); it
+// lives in its own module so that the main module does not depend on avo.
+//
+// Every kernel has the Go signature func(dst, a, b []byte) and computes
+// dst[i] = a[i] op b[i] over len(dst)/size elements. The caller (the Go side
+// of package reduce) has checked that the three slices have the same length,
+// a multiple of the element size, and that dst aliases a or b exactly or not
+// at all: each vector is loaded completely before its result is stored, so
+// exact aliasing is safe and partial overlap is not supported.
+//
+// Loop shape: an unrolled loop over `unroll` vectors, then single vectors,
+// then (AVX-512 only) one masked vector for the remaining elements. The AVX2
+// kernels stop after the single vectors and leave the last
+// len(dst) % vecMem bytes to the generic Go loop; AVX2 has no byte-granular
+// masked load for every width, and a scalar tail in assembly would only
+// duplicate the Go code.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// isa is one instruction-set level.
+type isa struct {
+	name     string
+	vecBytes int  // register width in bytes
+	evex     bool // AVX-512: zmm registers, opmasks, masked tails
+}
+
+var (
+	avx2   = isa{"AVX2", 32, false}
+	avx512 = isa{"AVX512", 64, true}
+)
+
+func (s isa) vec() VecVirtual {
+	if s.evex {
+		return ZMM()
+	}
+	return YMM()
+}
+
+// kind is the element type as the assembly sees it: Sum and Prod do not
+// care about signedness, so Int32 and Int64 serve the unsigned types too.
+type kind struct {
+	name  string // Go-side type name used in function names
+	size  int    // bytes per element in memory
+	shift int    // log2(size)
+}
+
+var (
+	float32K  = kind{"Float32", 4, 2}
+	float64K  = kind{"Float64", 8, 3}
+	int32K    = kind{"Int32", 4, 2}
+	uint32K   = kind{"Uint32", 4, 2}
+	int64K    = kind{"Int64", 8, 3}
+	uint64K   = kind{"Uint64", 8, 3}
+	float16K  = kind{"Float16", 2, 1}
+	bfloat16K = kind{"BFloat16", 2, 1}
+)
+
+// half reports whether k is a 16-bit float type computed in float32.
+func (k kind) half() bool { return k.size == 2 }
+
+// wide reports whether the computation lanes are 64-bit.
+func (k kind) wide() bool { return k.size == 8 }
+
+// float reports whether the computation is floating point.
+func (k kind) float() bool {
+	return k == float32K || k == float64K || k.half()
+}
+
+// memBytes is how many bytes of each operand one vector covers.
+func memBytes(s isa, k kind) int {
+	if k.half() {
+		return s.vecBytes / 2 // 16-bit elements widened to 32-bit lanes
+	}
+	return s.vecBytes
+}
+
+// consts holds the broadcast constants a kernel needs, set up once before
+// its loops.
+type consts struct {
+	one, bias, quiet VecVirtual // bfloat16 rounding: 1, 0x7fff, 0x40
+	sign             VecVirtual // AVX2 uint64 compare: 1<<63
+}
+
+func broadcast32(s isa, v uint32) VecVirtual {
+	r := GP32()
+	MOVL(U32(v), r)
+	z := s.vec()
+	if s.evex {
+		VPBROADCASTD(r, z)
+		return z
+	}
+	x := XMM()
+	MOVD(r, x)
+	VPBROADCASTD(x, z)
+	return z
+}
+
+func broadcast64(s isa, v uint64) VecVirtual {
+	r := GP64()
+	MOVQ(U64(v), r)
+	x := XMM()
+	MOVQ(r, x)
+	z := s.vec()
+	VPBROADCASTQ(x, z)
+	return z
+}
+
+// load reads one vector of operand m into computation lanes; k, when not
+// nil, masks the load (zeroing the lanes it leaves out).
+func load(s isa, k kind, m Mem, mask Op) VecVirtual {
+	v := s.vec()
+	switch {
+	case k == float16K:
+		if mask != nil {
+			VCVTPH2PS_Z(m, mask, v)
+		} else {
+			VCVTPH2PS(m, v)
+		}
+	case k == bfloat16K:
+		if mask != nil {
+			VPMOVZXWD_Z(m, mask, v)
+		} else {
+			VPMOVZXWD(m, v)
+		}
+		VPSLLD(U8(16), v, v)
+	case !s.evex:
+		VMOVDQU(m, v)
+	case mask == nil:
+		VMOVDQU64(m, v)
+	case k.wide():
+		VMOVDQU64_Z(m, mask, v)
+	default:
+		VMOVDQU32_Z(m, mask, v)
+	}
+	return v
+}
+
+// store writes the computation lanes v to operand m, narrowing 16-bit
+// floats with round to nearest even.
+func store(s isa, k kind, c consts, v VecVirtual, m Mem, mask Op) {
+	switch {
+	case k == float16K:
+		// Immediate 0: round to nearest even regardless of MXCSR.
+		if mask != nil {
+			VCVTPS2PH(U8(0), v, mask, m)
+		} else {
+			VCVTPS2PH(U8(0), v, m)
+		}
+	case k == bfloat16K:
+		r := roundBF16(s, c, v)
+		switch {
+		case s.evex && mask != nil:
+			VPMOVDW(r, mask, m)
+		case s.evex:
+			VPMOVDW(r, m)
+		default:
+			// Pack the eight 32-bit lanes (each below 1<<16, so the
+			// unsigned saturation never triggers) into eight words.
+			hi := XMM()
+			VEXTRACTI128(U8(1), r, hi)
+			out := XMM()
+			VPACKUSDW(hi, r.AsX(), out)
+			VMOVDQU(out, m)
+		}
+	case !s.evex:
+		VMOVDQU(v, m)
+	case mask == nil:
+		VMOVDQU64(v, m)
+	case k.wide():
+		VMOVDQU64(v, mask, m)
+	default:
+		VMOVDQU32(v, mask, m)
+	}
+}
+
+// roundBF16 turns float32 lanes into bfloat16 values in the low 16 bits of
+// each lane: (x + 0x7fff + (x>>16 & 1)) >> 16, and for NaN x>>16 | 0x40 (a
+// quiet NaN; the add could carry a NaN into Inf). Same as
+// BFloat16FromFloat32.
+func roundBF16(s isa, c consts, x VecVirtual) VecVirtual {
+	lsb := s.vec()
+	VPSRLD(U8(16), x, lsb)
+	r := s.vec()
+	q := s.vec()
+	VPSRLD(U8(16), x, q)
+	if s.evex {
+		VPANDD(c.one, lsb, lsb)
+		VPADDD(c.bias, x, r)
+		VPADDD(lsb, r, r)
+		VPSRLD(U8(16), r, r)
+		nan := K()
+		VCMPPS(U8(3), x, x, nan) // UNORD_Q
+		VPORD(c.quiet, q, nan, r)
+		return r
+	}
+	VPAND(c.one, lsb, lsb)
+	VPADDD(c.bias, x, r)
+	VPADDD(lsb, r, r)
+	VPSRLD(U8(16), r, r)
+	nan := s.vec()
+	VCMPPS(U8(3), x, x, nan)
+	VPOR(c.quiet, q, q)
+	VBLENDVPS(nan, q, r, r)
+	return r
+}
+
+type op int
+
+const (
+	sum op = iota
+	prod
+	maxOp
+	minOp
+)
+
+var opNames = map[op]string{sum: "sum", prod: "prod", maxOp: "max", minOp: "min"}
+
+// compute returns x op y; it may overwrite x.
+func compute(s isa, k kind, o op, c consts, x, y VecVirtual) VecVirtual {
+	if k.float() {
+		return computeFloat(s, k, o, x, y)
+	}
+	switch o {
+	case sum:
+		if k.wide() {
+			VPADDQ(y, x, x)
+		} else {
+			VPADDD(y, x, x)
+		}
+		return x
+	case prod:
+		if k.wide() {
+			VPMULLQ(y, x, x) // AVX512DQ; there is no AVX2 kernel for it
+		} else {
+			VPMULLD(y, x, x)
+		}
+		return x
+	}
+	if k.wide() && !s.evex {
+		return maxMinInt64AVX2(k, o, c, x, y)
+	}
+	type key struct {
+		k kind
+		o op
+	}
+	ins := map[key]func(...Op){
+		{int32K, maxOp}: VPMAXSD, {int32K, minOp}: VPMINSD,
+		{uint32K, maxOp}: VPMAXUD, {uint32K, minOp}: VPMINUD,
+		{int64K, maxOp}: VPMAXSQ, {int64K, minOp}: VPMINSQ,
+		{uint64K, maxOp}: VPMAXUQ, {uint64K, minOp}: VPMINUQ,
+	}[key{k, o}]
+	ins(y, x, x)
+	return x
+}
+
+// maxMinInt64AVX2 builds 64-bit Max/Min from VPCMPGTQ and a blend; the
+// unsigned variant flips the sign bits first so that the signed compare
+// orders them as unsigned.
+func maxMinInt64AVX2(k kind, o op, c consts, x, y VecVirtual) VecVirtual {
+	gt := YMM()
+	if k == uint64K {
+		xs, ys := YMM(), YMM()
+		VPXOR(c.sign, x, xs)
+		VPXOR(c.sign, y, ys)
+		VPCMPGTQ(ys, xs, gt) // gt = x > y
+	} else {
+		VPCMPGTQ(y, x, gt)
+	}
+	t := YMM()
+	if o == maxOp {
+		VBLENDVPD(gt, x, y, t) // gt ? x : y
+	} else {
+		VBLENDVPD(gt, y, x, t) // gt ? y : x
+	}
+	return t
+}
+
+// computeFloat implements Sum, Prod and the package's Max/Min rule: NaN in
+// a wins, then NaN in b, then the larger (smaller), and for equal operands
+// a AND b (a OR b) so that Max(-0, +0) = +0 and Min(-0, +0) = -0. VMAXPS(y,
+// x) alone returns x > y ? x : y, which already yields b when b is NaN.
+func computeFloat(s isa, k kind, o op, x, y VecVirtual) VecVirtual {
+	pd := k == float64K
+	pick := func(ps, pdf func(...Op)) func(...Op) {
+		if pd {
+			return pdf
+		}
+		return ps
+	}
+	switch o {
+	case sum:
+		pick(VADDPS, VADDPD)(y, x, x)
+		return x
+	case prod:
+		pick(VMULPS, VMULPD)(y, x, x)
+		return x
+	}
+	cmp := pick(VCMPPS, VCMPPD)
+	t := s.vec()
+	if o == maxOp {
+		pick(VMAXPS, VMAXPD)(y, x, t)
+	} else {
+		pick(VMINPS, VMINPD)(y, x, t)
+	}
+	if s.evex {
+		eq := K()
+		cmp(U8(0), y, x, eq) // EQ_OQ
+		switch {
+		case o == maxOp && pd:
+			VPANDQ(y, x, eq, t)
+		case o == maxOp:
+			VPANDD(y, x, eq, t)
+		case pd:
+			VPORQ(y, x, eq, t)
+		default:
+			VPORD(y, x, eq, t)
+		}
+		nan := K()
+		cmp(U8(3), x, x, nan) // UNORD_Q: x is NaN
+		pick(VMOVAPS, VMOVAPD)(x, nan, t)
+		return t
+	}
+	eq := YMM()
+	cmp(U8(0), y, x, eq)
+	m := YMM()
+	if o == maxOp {
+		VPAND(y, x, m)
+	} else {
+		VPOR(y, x, m)
+	}
+	blend := VBLENDVPS
+	if pd {
+		blend = VBLENDVPD
+	}
+	blend(eq, m, t, t)
+	nan := YMM()
+	cmp(U8(3), x, x, nan)
+	blend(nan, x, t, t)
+	return t
+}
+
+func kernel(s isa, k kind, o op) {
+	name := fmt.Sprintf("%s%s%s", opNames[o], k.name, s.name)
+	TEXT(name, NOSPLIT, "func(dst, a, b []byte)")
+	if s.evex {
+		Doc(fmt.Sprintf("%s computes dst[i] = a[i] %s b[i] over all %s elements with AVX-512.", name, opNames[o], k.name))
+	} else {
+		Doc(fmt.Sprintf("%s computes dst[i] = a[i] %s b[i] over the first len(dst) &^ %d bytes of %s elements with AVX2.", name, opNames[o], memBytes(s, k)-1, k.name))
+	}
+	d := Load(Param("dst").Base(), GP64())
+	pa := Load(Param("a").Base(), GP64())
+	pb := Load(Param("b").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+
+	var c consts
+	if k == bfloat16K {
+		c.one = broadcast32(s, 1)
+		c.bias = broadcast32(s, 0x7fff)
+		c.quiet = broadcast32(s, 0x40)
+	}
+	if k == uint64K && !s.evex {
+		c.sign = broadcast64(s, 1<<63)
+	}
+
+	vm := memBytes(s, k)
+	unroll := 4
+	if k == bfloat16K && !s.evex {
+		unroll = 2 // three constants and the rounding temporaries: 16 ymm registers
+	}
+	blk := unroll * vm
+
+	body := func(count int, mask Op) {
+		xs := make([]VecVirtual, count)
+		ys := make([]VecVirtual, count)
+		for u := range count {
+			xs[u] = load(s, k, Mem{Base: pa, Disp: u * vm}, mask)
+			ys[u] = load(s, k, Mem{Base: pb, Disp: u * vm}, mask)
+		}
+		for u := range count {
+			r := compute(s, k, o, c, xs[u], ys[u])
+			store(s, k, c, r, Mem{Base: d, Disp: u * vm}, mask)
+		}
+	}
+	advance := func(by int) {
+		ADDQ(U32(by), d)
+		ADDQ(U32(by), pa)
+		ADDQ(U32(by), pb)
+		SUBQ(U32(by), n)
+	}
+
+	Label("unrolled")
+	CMPQ(n, U32(blk))
+	JB(LabelRef("single"))
+	body(unroll, nil)
+	advance(blk)
+	JMP(LabelRef("unrolled"))
+
+	Label("single")
+	CMPQ(n, U32(vm))
+	JB(LabelRef("tail"))
+	body(1, nil)
+	advance(vm)
+	JMP(LabelRef("single"))
+
+	Label("tail")
+	if s.evex {
+		TESTQ(n, n)
+		JZ(LabelRef("done"))
+		SHRQ(U8(k.shift), n) // elements left, fewer than one vector
+		ones := GP64()
+		MOVQ(I32(-1), ones)
+		bits := GP64()
+		BZHIQ(n, ones, bits)
+		mask := K()
+		KMOVW(bits.As32(), mask)
+		body(1, mask)
+	}
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+func main() {
+	ConstraintExpr("!noasm,gc")
+	all := []op{sum, prod, maxOp, minOp}
+	minmax := []op{maxOp, minOp}
+	for _, s := range []isa{avx512, avx2} {
+		plan := []struct {
+			k   kind
+			ops []op
+		}{
+			{float32K, all},
+			{float64K, all},
+			{int32K, all},
+			{uint32K, minmax},
+			{int64K, all},
+			{uint64K, minmax},
+			{float16K, all},
+			{bfloat16K, all},
+		}
+		for _, p := range plan {
+			for _, o := range p.ops {
+				if s == avx2 && p.k == int64K && o == prod {
+					continue // no 64-bit multiply below AVX-512
+				}
+				kernel(s, p.k, o)
+			}
+		}
+	}
+	Generate()
+}

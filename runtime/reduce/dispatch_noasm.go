@@ -1,0 +1,9 @@
+//go:build !amd64 || noasm || !gc
+
+package reduce
+
+// Without assembly every kernel is the generic Go loop.
+
+func detectLevel() isaLevel { return levelGeneric }
+
+func archLoop(isaLevel, DType, Op) loop { return nil }
