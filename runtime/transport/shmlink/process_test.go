@@ -1,0 +1,281 @@
+package shmlink
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/shm"
+	"golang.org/x/sys/unix"
+)
+
+// The environment of a re-executed test binary acting as the other rank.
+const (
+	childRoleEnv = "HCCLRUN_SHMLINK_TEST_CHILD"
+	childJobEnv  = "HCCLRUN_SHMLINK_TEST_JOB"
+	childKeyEnv  = "HCCLRUN_SHMLINK_TEST_KEY"
+)
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(childRoleEnv); role != "" {
+		if err := runChild(role); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runChild is the other rank. It prints "ready" once its link is up.
+//
+//	echo-dialer:   rank 1, dials rank 0, sends back every frame it gets
+//	               until the parent closes the link.
+//	wait-dialer:   rank 1, dials rank 0 (so it creates the segment), sends
+//	               one frame, then blocks in RecvHeader until killed.
+//	wait-listener: rank 0, listens, accepts rank 1, sends one frame, then
+//	               blocks in RecvHeader until killed.
+func runChild(role string) error {
+	key, err := hex.DecodeString(os.Getenv(childKeyEnv))
+	if err != nil {
+		return err
+	}
+	job := os.Getenv(childJobEnv)
+	ctx := context.Background()
+	var link *Link
+	if role == "wait-listener" {
+		ln, err := Listen(job, 0, key, nil)
+		if err != nil {
+			return err
+		}
+		fmt.Println("listening")
+		if link, _, err = ln.Accept(ctx); err != nil {
+			return err
+		}
+	} else if link, err = Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: 64 << 10}); err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	var h netio.Header
+	switch role {
+	case "echo-dialer":
+		for {
+			if err := link.RecvHeader(ctx, &h); err != nil {
+				if errors.Is(err, shm.ErrPeerClosed) || errors.Is(err, shm.ErrPeerGone) {
+					return nil
+				}
+				return err
+			}
+			p := make([]byte, h.Len)
+			if err := link.RecvPayload(ctx, p); err != nil {
+				return err
+			}
+			if err := link.Send(ctx, &h, p); err != nil {
+				return err
+			}
+		}
+	case "wait-dialer", "wait-listener":
+		h := netio.Header{Seq: 1}
+		if err := link.Send(ctx, &h, nil); err != nil {
+			return err
+		}
+		err := link.RecvHeader(ctx, &h)
+		return fmt.Errorf("RecvHeader returned: %v", err)
+	}
+	return fmt.Errorf("unknown role %q", role)
+}
+
+// child is a re-executed test binary; lines reads its stdout.
+type child struct {
+	cmd   *exec.Cmd
+	lines *bufio.Scanner
+}
+
+func startChild(t *testing.T, role, job string, key []byte) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childRoleEnv+"="+role, childJobEnv+"="+job, childKeyEnv+"="+hex.EncodeToString(key))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill() // by PID; harmless once it has exited
+		cmd.Wait()
+	})
+	return &child{cmd: cmd, lines: bufio.NewScanner(out)}
+}
+
+// expect waits for the child to print line.
+func (c *child) expect(t *testing.T, line string) {
+	t.Helper()
+	done := make(chan bool, 1)
+	go func() { done <- c.lines.Scan() && c.lines.Text() == line }()
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Fatalf("child did not print %q (got %q, %v)", line, c.lines.Text(), c.lines.Err())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("child did not print %q within 20 s", line)
+	}
+}
+
+// ourShmEntries lists files of ours left in /dev/shm.
+func ourShmEntries(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir(shm.DefaultDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), shm.NamePrefix) {
+			ours = append(ours, e.Name())
+		}
+	}
+	return ours
+}
+
+// TestTwoProcesses streams frames to a child rank and checks the echo.
+func TestTwoProcesses(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	job, key := newJobID(), newKey(t)
+	ln, err := Listen(job, 0, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := startChild(t, "echo-dialer", job, key)
+	link, peer, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	if peer != 1 {
+		t.Fatalf("peer %d", peer)
+	}
+	c.expect(t, "ready")
+	if got := ourShmEntries(t); len(got) > 0 {
+		t.Errorf("/dev/shm holds %v while the link is up", got)
+	}
+	sizes := []int{0, 1, 100, 64 << 10, 1 << 20, 16 << 20} // up to 256 times the 64 KiB ring
+	sent := make(chan error, 1)
+	go func() {
+		for i, n := range sizes {
+			p := make([]byte, n)
+			for j := range p {
+				p[j] = byte(i + j)
+			}
+			h := netio.Header{Seq: uint64(i), Len: uint32(n)}
+			if err := link.Send(ctx, &h, p); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	for i, n := range sizes {
+		var h netio.Header
+		if err := link.RecvHeader(ctx, &h); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		p := make([]byte, h.Len)
+		if err := link.RecvPayload(ctx, p); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		want := make([]byte, n)
+		for j := range want {
+			want[j] = byte(i + j)
+		}
+		if h.Seq != uint64(i) || !bytes.Equal(p, want) {
+			t.Fatalf("frame %d: seq %d, %d bytes, equal %v", i, h.Seq, len(p), bytes.Equal(p, want))
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	link.Close()
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+}
+
+// TestPeerKilled SIGKILLs the child rank while the parent waits for a frame
+// from it, with the child as the segment's creator and as the listener.
+// The parent must get an error within a few seconds (the liveness socket
+// reports the death at once) and /dev/shm must hold nothing of ours.
+func TestPeerKilled(t *testing.T) {
+	for _, role := range []string{"wait-dialer", "wait-listener"} {
+		t.Run(role, func(t *testing.T) {
+			ctx := testCtx(t, 60*time.Second)
+			job, key := newJobID(), newKey(t)
+			var link *Link
+			var c *child
+			if role == "wait-dialer" {
+				ln, err := Listen(job, 0, key, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ln.Close()
+				c = startChild(t, role, job, key)
+				if link, _, err = ln.Accept(ctx); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				c = startChild(t, role, job, key)
+				c.expect(t, "listening")
+				var err error
+				if link, err = Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: 64 << 10}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defer link.Close()
+			c.expect(t, "ready")
+			var h netio.Header
+			if err := link.RecvHeader(ctx, &h); err != nil || h.Seq != 1 {
+				t.Fatalf("first frame: %+v %v", h, err)
+			}
+			if err := link.RecvPayload(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			errc := make(chan error, 1)
+			go func() { errc <- link.RecvHeader(ctx, &h) }()
+			time.Sleep(200 * time.Millisecond) // the parent is asleep in the futex
+			killed := time.Now()
+			if err := c.cmd.Process.Signal(unix.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-errc:
+				if !errors.Is(err, shm.ErrPeerGone) {
+					t.Errorf("err = %v, want shm.ErrPeerGone", err)
+				}
+				t.Logf("RecvHeader failed %v after SIGKILL: %v", time.Since(killed), err)
+			case <-time.After(5 * time.Second):
+				t.Fatal("RecvHeader still blocked 5 s after SIGKILL")
+			}
+			sendErr := link.Send(ctx, &netio.Header{Len: 4}, make([]byte, 4))
+			if !errors.Is(sendErr, shm.ErrPeerGone) {
+				t.Errorf("Send to a dead peer: %v", sendErr)
+			}
+			c.cmd.Wait()
+			if got := ourShmEntries(t); len(got) > 0 {
+				t.Errorf("/dev/shm holds %v after SIGKILL", got)
+			}
+		})
+	}
+}

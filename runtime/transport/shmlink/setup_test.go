@@ -1,0 +1,302 @@
+package shmlink
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/shm"
+)
+
+func TestRingCapacity(t *testing.T) {
+	tests := []struct {
+		in, want int
+		err      bool
+	}{
+		{0, DefaultRingBytes, false},
+		{4096, 4096, false},
+		{4097, 8192, false},
+		{8_000_000, 8 << 20, false},
+		{shm.MinRingCapacity, shm.MinRingCapacity, false},
+		{shm.MinRingCapacity - 1, 0, true},
+		{-5, 0, true},
+		{1<<30 + 1, 0, true},
+	}
+	for _, tt := range tests {
+		got, err := RingCapacity(tt.in)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("RingCapacity(%d) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+	if n, _ := SegmentBytes(0); n != 2*(DefaultRingBytes+shm.RingHeaderSize) {
+		t.Errorf("SegmentBytes(0) = %d", n)
+	}
+}
+
+func TestSocketName(t *testing.T) {
+	tests := []struct {
+		job  string
+		rank int
+		want string // "" means an error
+	}{
+		{"job42", 3, "@hcclrun/job42/3"},
+		{"a-b_c.d", 0, "@hcclrun/a-b_c.d/0"},
+		{"", 0, ""},
+		{"x/y", 0, ""},
+		{"x\x00y", 0, ""},
+		{"job", -1, ""},
+		{strings.Repeat("j", 100), 0, ""},
+	}
+	for _, tt := range tests {
+		got, err := socketName(tt.job, tt.rank)
+		if tt.want == "" {
+			if err == nil {
+				t.Errorf("socketName(%q, %d) = %q, want an error", tt.job, tt.rank, got)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("socketName(%q, %d) = %q, %v; want %q", tt.job, tt.rank, got, err, tt.want)
+		}
+	}
+}
+
+// logBuffer collects log lines for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestStrangersAreDropped: a dialer with the wrong key, a client speaking
+// garbage and one saying nothing must not reach Accept, must be logged,
+// and must not stop the genuine peer behind them.
+func TestStrangersAreDropped(t *testing.T) {
+	ctx := testCtx(t, 30*time.Second)
+	job, key := newJobID(), newKey(t)
+	logs := &logBuffer{}
+	ln, err := Listen(job, 0, key, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+
+	silent, err := net.Dial("unix", ln.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	garbage, err := net.Dial("unix", ln.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+	garbage.Close()
+
+	_, err = Dial(ctx, DialConfig{JobID: job, Key: newKey(t), Self: 2, Peer: 0})
+	if !errors.Is(err, netio.ErrAuth) {
+		t.Errorf("dial with a wrong key: %v, want netio.ErrAuth", err)
+	}
+
+	dc := make(chan error, 1)
+	go func() {
+		l, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: 4096})
+		if err == nil {
+			defer l.Close()
+			if l.Peer() != 0 || l.Self() != 1 {
+				err = errors.New("wrong ranks on the dialer side")
+			}
+		}
+		dc <- err
+	}()
+	link, peer, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	if peer != 1 {
+		t.Errorf("accepted rank %d, want 1 (the genuine dialer)", peer)
+	}
+	if err := <-dc; err != nil {
+		t.Fatal(err)
+	}
+	// The listener logs a failure when its side of the handshake ends,
+	// which may be after the genuine peer was accepted.
+	for _, want := range []string{"not an hcclrun handshake", "authentication failed"} {
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(logs.String(), want) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), string(key)) {
+		t.Error("the key appears in the log")
+	}
+}
+
+func TestDialFailsClearly(t *testing.T) {
+	key := newKey(t)
+	tests := []struct {
+		name string
+		cfg  DialConfig
+		want string
+	}{
+		{"nobody listens", DialConfig{JobID: newJobID(), Key: key, Self: 1, Peer: 0}, "nobody listens on @hcclrun/"},
+		{"dial itself", DialConfig{JobID: "j", Key: key, Self: 1, Peer: 1}, "cannot dial itself"},
+		{"bad ring", DialConfig{JobID: "j", Key: key, Self: 1, Peer: 0, RingBytes: 100}, "ring of 100 bytes"},
+		{"bad job", DialConfig{JobID: "", Key: key, Self: 1, Peer: 0}, "empty job id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := Dial(testCtx(t, 10*time.Second), tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), "rank 1") {
+				t.Errorf("err = %v does not name the rank", err)
+			}
+			if el := time.Since(start); el > time.Second {
+				t.Errorf("failed after %v", el)
+			}
+		})
+	}
+}
+
+// TestDialNoSpace fakes a small /dev/shm: Dial fails with the actionable
+// message, the listener drops the half-made connection, and a later dial
+// with room succeeds.
+func TestDialNoSpace(t *testing.T) {
+	ctx := testCtx(t, 30*time.Second)
+	job, key := newJobID(), newKey(t)
+	ln, err := Listen(job, 0, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	small := func(string) (uint64, error) { return 64 << 20, nil }
+	_, err = Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: 256 << 20,
+		Segment: shm.Options{FreeSpace: small}})
+	if !errors.Is(err, shm.ErrNoSpace) {
+		t.Fatalf("err = %v, want shm.ErrNoSpace", err)
+	}
+	if want := "/dev/shm has 64 MiB free, this job needs 512 MiB: enlarge it or lower HCCL_BUFFSIZE"; !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %q, want it to contain %q", err, want)
+	}
+	dc := make(chan error, 1)
+	go func() {
+		l, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: 4096})
+		if err == nil {
+			l.Close()
+		}
+		dc <- err
+	}()
+	link, _, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link.Close()
+	if err := <-dc; err != nil {
+		t.Fatalf("dial with room: %v", err)
+	}
+}
+
+func TestListenTwice(t *testing.T) {
+	job := newJobID()
+	ln, err := Listen(job, 0, newKey(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if _, err := Listen(job, 0, newKey(t), nil); err == nil || !strings.Contains(err.Error(), "already holds this rank") {
+		t.Fatalf("second Listen: %v", err)
+	}
+	if ln2, err := Listen(job, 1, newKey(t), nil); err != nil {
+		t.Fatalf("Listen of another rank: %v", err)
+	} else {
+		ln2.Close()
+	}
+}
+
+func TestAcceptEnds(t *testing.T) {
+	ln, err := Listen(newJobID(), 0, newKey(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, _, err := ln.Accept(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Accept past deadline: %v", err)
+	}
+	// A connection stalled in the handshake must not hold up Close.
+	stalled, err := net.Dial("unix", ln.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("Close took %v with a stalled handshake", el)
+	}
+	if _, _, err := ln.Accept(context.Background()); !errors.Is(err, ErrListenerClosed) {
+		t.Errorf("Accept after Close: %v", err)
+	}
+	ln.Close() // idempotent
+}
+
+func TestChannelIsCarried(t *testing.T) {
+	ctx := testCtx(t, 20*time.Second)
+	job, key := newJobID(), newKey(t)
+	ln, err := Listen(job, 0, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dc := make(chan error, 1)
+	go func() {
+		l, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 5, Peer: 0, Channel: 3, RingBytes: 4096})
+		if err == nil {
+			if l.Channel() != 3 {
+				err = fmt.Errorf("dialer side channel %d", l.Channel())
+			}
+			l.Close()
+		}
+		dc <- err
+	}()
+	link, peer, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	if err := <-dc; err != nil {
+		t.Fatal(err)
+	}
+	if peer != 5 || link.Channel() != 3 || link.RingBytes() != 4096 {
+		t.Errorf("accepted peer %d channel %d ring %d", peer, link.Channel(), link.RingBytes())
+	}
+}
