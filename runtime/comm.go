@@ -1,0 +1,223 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hcclrun/hcclrun/netio/control"
+	"github.com/hcclrun/hcclrun/runtime/executor"
+)
+
+// controlPlane is what the runtime needs of the launcher's control service
+// (netio/control's client satisfies it).
+type controlPlane interface {
+	Put(ctx context.Context, key string, value []byte) error
+	Get(ctx context.Context, key string) ([]byte, error)
+	Barrier(ctx context.Context, name string) error
+	Abort(reason string) error
+	Done() <-chan struct{}
+	Err() error
+	Close() error
+}
+
+// Comm is a communicator: the ranks of one job and the links between them.
+// Its methods are safe for concurrent use; collectives on one Comm run one
+// at a time.
+type Comm struct {
+	job   Job
+	knobs Knobs
+	log   *slog.Logger
+	ctl   controlPlane
+	links *linkManager
+
+	mu     sync.Mutex // held while a collective runs
+	exec   *executor.Executor
+	seq    uint64         // sequence number of the last collective
+	p2pSeq map[int]uint64 // point-to-point messages per peer and direction
+	plans  planCache
+
+	broken    atomic.Pointer[error] // set once: the communicator is aborted
+	closed    atomic.Bool
+	closeOnce sync.Once
+	watchDone chan struct{}
+}
+
+// Init joins the job that hcclrun started: it reads the rank's identity from
+// the environment (or WithJob), connects to the control plane, publishes the
+// rank's data endpoint and waits until every rank has joined. It is bounded
+// by HCCL_CONNECT_TIMEOUT.
+func Init(ctx context.Context, opts ...Option) (*Comm, error) {
+	var s settings
+	for _, o := range opts {
+		o(&s)
+	}
+	job, knobs, err := resolve(&s)
+	if err != nil {
+		return nil, &OpError{Op: "Init", Rank: -1, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
+	}
+	log := s.logger
+	if log == nil {
+		log = defaultLogger(knobs.Debug)
+	}
+	log = log.With("rank", job.Rank)
+	fail := func(err error) error {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w after %v (HCCL_CONNECT_TIMEOUT): %w", ErrTimeout, knobs.ConnectTimeout, err)
+		}
+		return &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: err}
+	}
+	if knobs.ConnectTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, knobs.ConnectTimeout)
+		defer cancel()
+	}
+	ctl, err := control.Dial(ctx, job.ControlAddr, job.Key, job.Rank, job.Size, log)
+	if err != nil {
+		return nil, fail(fmt.Errorf("connect to the control plane at %s: %w", job.ControlAddr, err))
+	}
+	ip, err := dataIP(job.ControlAddr)
+	if err != nil {
+		ctl.Close()
+		return nil, fail(err)
+	}
+	links, err := newLinkManager(ctx, job.Rank, job.Size, job.Key, ip, ctl, log)
+	if err != nil {
+		ctl.Close()
+		return nil, fail(err)
+	}
+	if err := ctl.Barrier(ctx, "init"); err != nil {
+		links.close()
+		ctl.Close()
+		return nil, fail(fmt.Errorf("wait for every rank to join: %w", err))
+	}
+	c := &Comm{
+		job: job, knobs: knobs, log: log, ctl: ctl, links: links,
+		p2pSeq:    make(map[int]uint64),
+		watchDone: make(chan struct{}),
+	}
+	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: knobs.BuffSize})
+	go c.watchControl()
+	log.Debug("joined", "size", job.Size, "local_rank", job.LocalRank, "local_size", job.LocalSize, "data_ip", ip)
+	return c, nil
+}
+
+func resolve(s *settings) (Job, Knobs, error) {
+	knobs, err := knobsFromEnv(osGetenv)
+	if err != nil {
+		return Job{}, Knobs{}, err
+	}
+	for _, edit := range s.edits {
+		edit(&knobs)
+	}
+	var job Job
+	if s.job != nil {
+		job = *s.job
+		if job.Size < 1 || job.Rank < 0 || job.Rank >= job.Size {
+			return Job{}, Knobs{}, fmt.Errorf("rank %d of %d", job.Rank, job.Size)
+		}
+		if job.LocalSize == 0 {
+			job.LocalRank, job.LocalSize = job.Rank, job.Size
+		}
+	} else if job, err = jobFromEnv(osGetenv); err != nil {
+		return Job{}, Knobs{}, err
+	}
+	return job, knobs, nil
+}
+
+// dataIP picks the address to listen on for data links: the source address
+// the kernel routes from towards the launcher, which is on the network the
+// job runs on. Connecting a UDP socket sends nothing.
+func dataIP(controlAddr string) (string, error) {
+	c, err := net.Dial("udp", controlAddr)
+	if err != nil {
+		return "", fmt.Errorf("find the local address towards %s: %w", controlAddr, err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
+}
+
+func defaultLogger(debug string) *slog.Logger {
+	level := slog.LevelWarn
+	switch debug {
+	case "INFO":
+		level = slog.LevelInfo
+	case "TRACE":
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// Rank is this process's rank in the job, 0 <= Rank() < Size().
+func (c *Comm) Rank() int { return c.job.Rank }
+
+// Size is the number of ranks in the job.
+func (c *Comm) Size() int { return c.job.Size }
+
+// LocalRank is this process's rank among the ranks of its server.
+func (c *Comm) LocalRank() int { return c.job.LocalRank }
+
+// LocalSize is the number of ranks on this process's server.
+func (c *Comm) LocalSize() int { return c.job.LocalSize }
+
+// watchControl turns an abort or the loss of the launcher into the
+// communicator's failure: links close, blocked collectives return.
+func (c *Comm) watchControl() {
+	defer close(c.watchDone)
+	<-c.ctl.Done()
+	if c.closed.Load() {
+		return
+	}
+	err := c.ctl.Err()
+	var abort *control.AbortError
+	if errors.As(err, &abort) {
+		who := "the launcher"
+		if abort.Rank >= 0 {
+			who = fmt.Sprintf("rank %d", abort.Rank)
+		}
+		c.markBroken(fmt.Errorf("%w by %s: %s", ErrAborted, who, abort.Reason))
+	} else {
+		c.markBroken(fmt.Errorf("%w: lost the control plane: %v", ErrAborted, err))
+	}
+	c.links.close()
+}
+
+// markBroken records the first reason the communicator became unusable.
+func (c *Comm) markBroken(err error) {
+	c.broken.CompareAndSwap(nil, &err)
+}
+
+func (c *Comm) brokenErr() error {
+	if p := c.broken.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// abortJob tells every rank that this one failed, so that none waits for it.
+func (c *Comm) abortJob(reason error) {
+	c.markBroken(fmt.Errorf("%w: %v", ErrAborted, reason))
+	if err := c.ctl.Abort(fmt.Sprintf("rank %d: %v", c.job.Rank, reason)); err != nil {
+		c.log.Warn("could not broadcast the abort", "err", err)
+	}
+	c.links.close()
+}
+
+// Close leaves the job: it closes the data links and the control
+// connection. Later calls fail with ErrClosed.
+func (c *Comm) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		err = errors.Join(c.links.close(), c.ctl.Close())
+		<-c.watchDone
+	})
+	return err
+}

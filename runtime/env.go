@@ -1,0 +1,153 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+)
+
+// The environment hcclrun gives every rank, and the runtime's knobs. This
+// file is the only place of the package that reads the environment.
+
+// Job identifies a rank within its job: what Init needs to join.
+type Job struct {
+	Rank, Size           int
+	LocalRank, LocalSize int
+	NodeRank             int
+	ControlAddr          string // host:port of the launcher's control plane
+	JobID                string
+	Key                  []byte // per-job secret (HCCL_JOB_KEY)
+	RankTableFile        string // may be empty
+}
+
+// Knobs are the runtime's tunables (HCCL_ALGO, HCCL_BUFFSIZE, ...).
+type Knobs struct {
+	Algo           string        // HCCL_ALGO, e.g. "ring" or "allreduce:rhd;allgather:pat"
+	Debug          string        // HCCL_DEBUG: WARN, INFO or TRACE
+	SocketIfname   string        // HCCL_SOCKET_IFNAME
+	ShmDisable     bool          // HCCL_SHM_DISABLE=1
+	BuffSize       int           // HCCL_BUFFSIZE: staging bytes per link (0: default)
+	ConnectTimeout time.Duration // HCCL_CONNECT_TIMEOUT: bound of Init
+	ExecTimeout    time.Duration // HCCL_EXEC_TIMEOUT: bound of one collective (0: none)
+}
+
+// Defaults when the environment says nothing.
+const (
+	defaultConnectTimeout = 120 * time.Second
+)
+
+// jobFromEnv reads the rank's identity from the variables hcclrun sets.
+func jobFromEnv(getenv func(string) string) (Job, error) {
+	var j Job
+	var err error
+	ints := []struct {
+		name string
+		dst  *int
+		min  int
+	}{
+		{"HCCL_RANK", &j.Rank, 0},
+		{"HCCL_WORLD_SIZE", &j.Size, 1},
+		{"HCCL_LOCAL_RANK", &j.LocalRank, 0},
+		{"HCCL_LOCAL_WORLD_SIZE", &j.LocalSize, 1},
+		{"HCCL_NODE_RANK", &j.NodeRank, 0},
+	}
+	for _, v := range ints {
+		s := getenv(v.name)
+		if s == "" {
+			return Job{}, fmt.Errorf("%s is not set: start the program with hcclrun (e.g. hcclrun -np 2 ./prog)", v.name)
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < v.min {
+			return Job{}, fmt.Errorf("%s=%q: want an integer >= %d", v.name, s, v.min)
+		}
+		*v.dst = n
+	}
+	if j.Rank >= j.Size {
+		return Job{}, fmt.Errorf("HCCL_RANK=%d is not below HCCL_WORLD_SIZE=%d", j.Rank, j.Size)
+	}
+	if j.LocalRank >= j.LocalSize {
+		return Job{}, fmt.Errorf("HCCL_LOCAL_RANK=%d is not below HCCL_LOCAL_WORLD_SIZE=%d", j.LocalRank, j.LocalSize)
+	}
+	if j.ControlAddr = getenv("HCCL_CONTROL_ADDR"); j.ControlAddr == "" {
+		return Job{}, fmt.Errorf("HCCL_CONTROL_ADDR is not set: start the program with hcclrun")
+	}
+	j.JobID = getenv("HCCL_JOB_ID")
+	if j.Key, err = netio.ParseKey(getenv("HCCL_JOB_KEY")); err != nil {
+		return Job{}, fmt.Errorf("HCCL_JOB_KEY: %w", err)
+	}
+	j.RankTableFile = getenv("HCCL_RANK_TABLE_FILE")
+	return j, nil
+}
+
+// knobsFromEnv reads the runtime's tunables.
+func knobsFromEnv(getenv func(string) string) (Knobs, error) {
+	k := Knobs{
+		Algo:           strings.TrimSpace(getenv("HCCL_ALGO")),
+		Debug:          strings.ToUpper(strings.TrimSpace(getenv("HCCL_DEBUG"))),
+		SocketIfname:   strings.TrimSpace(getenv("HCCL_SOCKET_IFNAME")),
+		ConnectTimeout: defaultConnectTimeout,
+	}
+	switch s := getenv("HCCL_SHM_DISABLE"); s {
+	case "", "0":
+	case "1":
+		k.ShmDisable = true
+	default:
+		return Knobs{}, fmt.Errorf("HCCL_SHM_DISABLE=%q: want 0 or 1", s)
+	}
+	if s := getenv("HCCL_BUFFSIZE"); s != "" {
+		n, err := parseBytes(s)
+		if err != nil || n < 4096 {
+			return Knobs{}, fmt.Errorf("HCCL_BUFFSIZE=%q: want a byte count of at least 4096 (e.g. 4194304, 4M)", s)
+		}
+		k.BuffSize = n
+	}
+	for _, v := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"HCCL_CONNECT_TIMEOUT", &k.ConnectTimeout}, {"HCCL_EXEC_TIMEOUT", &k.ExecTimeout}} {
+		s := getenv(v.name)
+		if s == "" {
+			continue
+		}
+		secs, err := strconv.ParseFloat(s, 64)
+		if err != nil || secs < 0 {
+			return Knobs{}, fmt.Errorf("%s=%q: want seconds (e.g. 30)", v.name, s)
+		}
+		*v.dst = time.Duration(secs * float64(time.Second))
+	}
+	switch k.Debug {
+	case "", "WARN", "INFO", "TRACE":
+	default:
+		return Knobs{}, fmt.Errorf("HCCL_DEBUG=%q: want WARN, INFO or TRACE", k.Debug)
+	}
+	return k, nil
+}
+
+// parseBytes reads "4194304", "4M", "64K" or "1G".
+func parseBytes(s string) (int, error) {
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
+		mult = 1 << 10
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		mult = 1 << 20
+	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
+		mult = 1 << 30
+	}
+	if mult != 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, err
+	}
+	return n * mult, nil
+}
+
+// osGetenv is os.Getenv, named so that the one reader of the process
+// environment is visible here.
+var osGetenv = os.Getenv

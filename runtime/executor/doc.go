@@ -1,0 +1,18 @@
+// Package executor runs one rank's plan of a collective over links to its
+// peers.
+//
+// A plan (package plan) is an ordered list of steps; the executor runs the
+// ops of one step concurrently and starts a step when the previous one has
+// finished. Every transfer is cut into segments of at most SegmentBytes, one
+// frame each, so that a receiver reduces segment k while segment k+1 is still
+// on the wire, and so that no link needs to buffer a whole transfer.
+//
+// Every frame carries the call's sequence number and descriptor, the sender,
+// the transfer's ordinal on its directed link and the segment's offset and
+// length. A receiver compares each header with what its own plan expects and
+// fails with a *MismatchError instead of mixing up two calls.
+//
+// The executor does no allocation in steady state beyond what Go's
+// goroutines need: staging and scratch buffers are kept between calls and
+// pre-faulted when they grow.
+package executor

@@ -1,0 +1,106 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/netio/control"
+	hccl "github.com/hcclrun/hcclrun/runtime"
+)
+
+// testJob is a job of n ranks inside the test process: a real control
+// server on loopback and n communicators joined over real TCP.
+type testJob struct {
+	t      *testing.T
+	server *control.Server
+	comms  []*hccl.Comm
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// startJob starts a control server and n ranks, each calling Init with
+// opts, and fails the test unless all join within the test's deadline.
+func startJob(t *testing.T, n int, opts ...hccl.Option) *testJob {
+	t.Helper()
+	key, err := netio.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := control.NewServer(control.ServerConfig{Addr: "127.0.0.1:0", Key: key, Size: n, Log: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); srv.Serve(ctx) }()
+	j := &testJob{t: t, server: srv, comms: make([]*hccl.Comm, n)}
+	t.Cleanup(func() {
+		for _, c := range j.comms {
+			if c != nil {
+				c.Close()
+			}
+		}
+		cancel()
+		srv.Close()
+		<-served
+	})
+
+	initCtx, initCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer initCancel()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := append([]hccl.Option{
+				hccl.WithJob(hccl.Job{Rank: r, Size: n, ControlAddr: srv.Addr(), JobID: "test", Key: key}),
+				hccl.WithLogger(quietLogger()),
+			}, opts...)
+			j.comms[r], errs[r] = hccl.Init(initCtx, o...)
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: Init: %v", r, err)
+		}
+	}
+	return j
+}
+
+// each runs f on every rank concurrently and returns the ranks' errors.
+func (j *testJob) each(f func(c *hccl.Comm) error) []error {
+	errs := make([]error, len(j.comms))
+	var wg sync.WaitGroup
+	for r, c := range j.comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					errs[r] = fmt.Errorf("panic: %v", p)
+				}
+			}()
+			errs[r] = f(c)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// must runs f on every rank and fails the test on any rank's error.
+func (j *testJob) must(what string, f func(c *hccl.Comm) error) {
+	j.t.Helper()
+	for r, err := range j.each(f) {
+		if err != nil {
+			j.t.Fatalf("%s: rank %d: %v", what, r, err)
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package tcplink
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+)
+
+// readBufferBytes sizes the buffered reader: big enough to hold many small
+// frames, small compared with the payloads that bypass it.
+const readBufferBytes = 64 << 10
+
+// smallFrame is the payload size up to which header and payload are copied
+// into one buffer and written with a single write.
+const smallFrame = 4 << 10
+
+// Link is a transport.Link over a TCP connection. One goroutine may send
+// while another receives.
+type Link struct {
+	conn net.Conn
+	peer int
+
+	sendHdr [netio.HeaderSize + smallFrame]byte
+	bufs    net.Buffers
+	r       *bufio.Reader
+	recvHdr [netio.HeaderSize]byte
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New wraps an authenticated connection to peer.
+func New(conn net.Conn, peer int) *Link {
+	return &Link{conn: conn, peer: peer, r: bufio.NewReaderSize(conn, readBufferBytes)}
+}
+
+// Send transmits h and p.
+func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
+	if int(h.Len) != len(p) {
+		return fmt.Errorf("tcplink: header says %d bytes, payload has %d", h.Len, len(p))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	defer l.watch(ctx)()
+	h.Encode(l.sendHdr[:])
+	var err error
+	if len(p) <= smallFrame {
+		n := copy(l.sendHdr[netio.HeaderSize:], p)
+		_, err = l.conn.Write(l.sendHdr[:netio.HeaderSize+n])
+	} else {
+		l.bufs = append(l.bufs[:0], l.sendHdr[:netio.HeaderSize], p)
+		_, err = l.bufs.WriteTo(l.conn)
+	}
+	return l.wrap(ctx, "send to", err)
+}
+
+// RecvHeader reads the next frame header.
+func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	defer l.watch(ctx)()
+	if _, err := io.ReadFull(l.r, l.recvHdr[:]); err != nil {
+		return l.wrap(ctx, "receive from", err)
+	}
+	if err := h.Decode(l.recvHdr[:]); err != nil {
+		return fmt.Errorf("tcplink: from rank %d: %w", l.peer, err)
+	}
+	return nil
+}
+
+// RecvPayload reads the payload of the last header into p.
+func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	defer l.watch(ctx)()
+	_, err := io.ReadFull(l.r, p)
+	return l.wrap(ctx, "receive from", err)
+}
+
+// Close closes the connection; pending calls fail.
+func (l *Link) Close() error {
+	l.closeOnce.Do(func() { l.closeErr = l.conn.Close() })
+	return l.closeErr
+}
+
+// watch makes a cancellation of ctx interrupt the blocking call by setting a
+// past deadline. A context that can never be cancelled costs nothing.
+func (l *Link) watch(ctx context.Context) (stop func()) {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	unregister := context.AfterFunc(ctx, func() { l.conn.SetDeadline(time.Unix(1, 0)) })
+	// When unregister reports false the deadline has been set: the call
+	// fails, and the link is unusable afterwards, as transport.Link says.
+	return func() { unregister() }
+}
+
+func (l *Link) wrap(ctx context.Context, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// The deadline set by watch caused err: report the cancellation.
+		return fmt.Errorf("tcplink: %s rank %d: %w", what, l.peer, ctxErr)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("tcplink: %s rank %d: connection closed by the peer: %w", what, l.peer, err)
+	}
+	return fmt.Errorf("tcplink: %s rank %d: %w", what, l.peer, err)
+}
