@@ -134,6 +134,10 @@ func TestRounds(t *testing.T) {
 		{simCase{alg: Mesh{}, coll: plan.AllReduce, n: 8, count: 64, op: "sum"}, 2},
 		{simCase{alg: Mesh{}, coll: plan.Barrier, n: 8, op: "sum"}, 1},
 		{simCase{alg: OneShot{}, coll: plan.AllReduce, n: 8, count: 64, op: "sum"}, 1},
+		{simCase{alg: PAT{}, coll: plan.AllGather, n: 5, count: 3, op: "sum"}, 3},
+		{simCase{alg: PAT{}, coll: plan.AllGather, n: 100, count: 2, op: "sum"}, 7},
+		{simCase{alg: PAT{}, coll: plan.ReduceScatter, n: 100, count: 2, op: "sum"}, 7},
+		{simCase{alg: PAT{}, coll: plan.ReduceScatter, n: 16, count: 2, op: "sum"}, 4},
 	}
 	for _, tt := range tests {
 		res, err := tt.c.run()
@@ -234,6 +238,15 @@ func TestGolden(t *testing.T) {
 		}, 5},
 		{"pairwise_alltoallv_n3", Pairwise{}, a2av.request, 3},
 		{"ring_alltoallv_n3", Ring{}, a2av.request, 3},
+		{"rhd_allreduce_n5", RHD{}, func(r int) plan.Request {
+			return plan.Request{Coll: plan.AllReduce, Rank: r, Size: 5, Count: 9}
+		}, 5},
+		{"pat_allgather_n5", PAT{}, func(r int) plan.Request {
+			return plan.Request{Coll: plan.AllGather, Rank: r, Size: 5, Count: 2}
+		}, 5},
+		{"pat_reducescatter_n5", PAT{}, func(r int) plan.Request {
+			return plan.Request{Coll: plan.ReduceScatter, Rank: r, Size: 5, Count: 2}
+		}, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ var registry = []plan.Algorithm{
 	RHD{},
 	Mesh{},
 	OneShot{},
+	PAT{},
 }
 
 // All returns every algorithm, in a fixed order. The slice is the caller's.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -282,20 +283,57 @@ func (s *sim) check(i int) error {
 			}
 			acc = append(acc, a)
 		}
-		for x := range acc {
-			for _, w := range acc[x].writes {
-				for y := range acc {
-					if x == y {
-						continue
-					}
-					for _, g := range append(acc[y].reads, acc[y].writes...) {
-						if w.overlaps(g) {
-							return fmt.Errorf("%w: rank %d step %d: %s writes memory that %s uses", ErrConflict, i, si, st.Ops[acc[x].op], st.Ops[acc[y].op])
-						}
-					}
-				}
+		if err := conflicts(acc, st.Ops); err != nil {
+			return fmt.Errorf("%w: rank %d step %d: %v", ErrConflict, i, si, err)
+		}
+	}
+	return nil
+}
+
+// conflicts finds an op of a step writing memory that another op of the
+// step reads or writes. It sweeps the footprints in address order, so that
+// a step with many ops costs about its number of overlaps, not its square.
+func conflicts(acc []access, ops []Op) error {
+	type use struct {
+		sp    span
+		op    int
+		write bool
+	}
+	var us []use
+	for _, a := range acc {
+		for _, sp := range a.reads {
+			if sp.len > 0 {
+				us = append(us, use{sp, a.op, false})
 			}
 		}
+		for _, sp := range a.writes {
+			if sp.len > 0 {
+				us = append(us, use{sp, a.op, true})
+			}
+		}
+	}
+	slices.SortFunc(us, func(a, b use) int {
+		if a.sp.space != b.sp.space {
+			return a.sp.space - b.sp.space
+		}
+		return a.sp.off - b.sp.off
+	})
+	var active []use
+	for _, u := range us {
+		k := 0
+		for _, a := range active {
+			if a.sp.overlaps(u.sp) {
+				active[k] = a
+				k++
+			}
+		}
+		active = active[:k]
+		for _, a := range active {
+			if a.op != u.op && (a.write || u.write) {
+				return fmt.Errorf("%s and %s use the same memory, one writing it", ops[a.op], ops[u.op])
+			}
+		}
+		active = append(active, u)
 	}
 	return nil
 }
