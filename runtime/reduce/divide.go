@@ -21,23 +21,23 @@ func Divide(d DType, buf []byte, n int) error {
 	switch d {
 	case Float16:
 		f := float32(n)
-		for i := 0; i+2 <= len(buf); i += 2 {
-			st16(buf, i, Float16FromFloat32(Float16ToFloat32(ld16(buf, i))/f))
+		for p := buf; len(p) >= 2; p = p[2:] {
+			st16(p, Float16FromFloat32(Float16ToFloat32(ld16(p))/f))
 		}
 	case BFloat16:
 		f := float32(n)
-		for i := 0; i+2 <= len(buf); i += 2 {
-			st16(buf, i, BFloat16FromFloat32(BFloat16ToFloat32(ld16(buf, i))/f))
+		for p := buf; len(p) >= 2; p = p[2:] {
+			st16(p, BFloat16FromFloat32(BFloat16ToFloat32(ld16(p))/f))
 		}
 	case Float32:
 		f := float32(n)
-		for i := 0; i+4 <= len(buf); i += 4 {
-			stf32(buf, i, ldf32(buf, i)/f)
+		for p := buf; len(p) >= 4; p = p[4:] {
+			stf32(p, ldf32(p)/f)
 		}
 	case Float64:
 		f := float64(n)
-		for i := 0; i+8 <= len(buf); i += 8 {
-			stf64(buf, i, ldf64(buf, i)/f)
+		for p := buf; len(p) >= 8; p = p[8:] {
+			stf64(p, ldf64(p)/f)
 		}
 	}
 	return nil

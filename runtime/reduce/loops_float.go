@@ -107,55 +107,63 @@ func fmin64(x, y float64) float64 {
 	return math.Float64frombits(math.Float64bits(x) | math.Float64bits(y))
 }
 
-func ldf32(p []byte, i int) float32    { return math.Float32frombits(ld32(p, i)) }
-func stf32(p []byte, i int, v float32) { st32(p, i, math.Float32bits(v)) }
-func ldf64(p []byte, i int) float64    { return math.Float64frombits(ld64(p, i)) }
-func stf64(p []byte, i int, v float64) { st64(p, i, math.Float64bits(v)) }
+func ldf32(p []byte) float32    { return math.Float32frombits(ld32(p)) }
+func stf32(p []byte, v float32) { st32(p, math.Float32bits(v)) }
+func ldf64(p []byte) float64    { return math.Float64frombits(ld64(p)) }
+func stf64(p []byte, v float64) { st64(p, math.Float64bits(v)) }
 
 func sumF32(dst, a, b []byte) {
-	for i := 0; i+4 <= len(dst); i += 4 {
-		stf32(dst, i, addF32(ldf32(a, i), ldf32(b, i)))
+	for len(dst) >= 4 && len(a) >= 4 && len(b) >= 4 {
+		stf32(dst, addF32(ldf32(a), ldf32(b)))
+		dst, a, b = dst[4:], a[4:], b[4:]
 	}
 }
 
 func prodF32(dst, a, b []byte) {
-	for i := 0; i+4 <= len(dst); i += 4 {
-		stf32(dst, i, mulF32(ldf32(a, i), ldf32(b, i)))
+	for len(dst) >= 4 && len(a) >= 4 && len(b) >= 4 {
+		stf32(dst, mulF32(ldf32(a), ldf32(b)))
+		dst, a, b = dst[4:], a[4:], b[4:]
 	}
 }
 
 func maxF32(dst, a, b []byte) {
-	for i := 0; i+4 <= len(dst); i += 4 {
-		stf32(dst, i, fmax32(ldf32(a, i), ldf32(b, i)))
+	for len(dst) >= 4 && len(a) >= 4 && len(b) >= 4 {
+		stf32(dst, fmax32(ldf32(a), ldf32(b)))
+		dst, a, b = dst[4:], a[4:], b[4:]
 	}
 }
 
 func minF32(dst, a, b []byte) {
-	for i := 0; i+4 <= len(dst); i += 4 {
-		stf32(dst, i, fmin32(ldf32(a, i), ldf32(b, i)))
+	for len(dst) >= 4 && len(a) >= 4 && len(b) >= 4 {
+		stf32(dst, fmin32(ldf32(a), ldf32(b)))
+		dst, a, b = dst[4:], a[4:], b[4:]
 	}
 }
 
 func sumF64(dst, a, b []byte) {
-	for i := 0; i+8 <= len(dst); i += 8 {
-		stf64(dst, i, addF64(ldf64(a, i), ldf64(b, i)))
+	for len(dst) >= 8 && len(a) >= 8 && len(b) >= 8 {
+		stf64(dst, addF64(ldf64(a), ldf64(b)))
+		dst, a, b = dst[8:], a[8:], b[8:]
 	}
 }
 
 func prodF64(dst, a, b []byte) {
-	for i := 0; i+8 <= len(dst); i += 8 {
-		stf64(dst, i, mulF64(ldf64(a, i), ldf64(b, i)))
+	for len(dst) >= 8 && len(a) >= 8 && len(b) >= 8 {
+		stf64(dst, mulF64(ldf64(a), ldf64(b)))
+		dst, a, b = dst[8:], a[8:], b[8:]
 	}
 }
 
 func maxF64(dst, a, b []byte) {
-	for i := 0; i+8 <= len(dst); i += 8 {
-		stf64(dst, i, fmax64(ldf64(a, i), ldf64(b, i)))
+	for len(dst) >= 8 && len(a) >= 8 && len(b) >= 8 {
+		stf64(dst, fmax64(ldf64(a), ldf64(b)))
+		dst, a, b = dst[8:], a[8:], b[8:]
 	}
 }
 
 func minF64(dst, a, b []byte) {
-	for i := 0; i+8 <= len(dst); i += 8 {
-		stf64(dst, i, fmin64(ldf64(a, i), ldf64(b, i)))
+	for len(dst) >= 8 && len(a) >= 8 && len(b) >= 8 {
+		stf64(dst, fmin64(ldf64(a), ldf64(b)))
+		dst, a, b = dst[8:], a[8:], b[8:]
 	}
 }

@@ -5,49 +5,57 @@ package reduce
 // 16 bits, as the assembly does with VCVTPH2PS/VCVTPS2PH and shifts.
 
 func sumF16(dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, Float16FromFloat32(addF32(Float16ToFloat32(ld16(a, i)), Float16ToFloat32(ld16(b, i)))))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, Float16FromFloat32(addF32(Float16ToFloat32(ld16(a)), Float16ToFloat32(ld16(b)))))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func prodF16(dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, Float16FromFloat32(mulF32(Float16ToFloat32(ld16(a, i)), Float16ToFloat32(ld16(b, i)))))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, Float16FromFloat32(mulF32(Float16ToFloat32(ld16(a)), Float16ToFloat32(ld16(b)))))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func maxF16(dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, Float16FromFloat32(fmax32(Float16ToFloat32(ld16(a, i)), Float16ToFloat32(ld16(b, i)))))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, Float16FromFloat32(fmax32(Float16ToFloat32(ld16(a)), Float16ToFloat32(ld16(b)))))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func minF16(dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, Float16FromFloat32(fmin32(Float16ToFloat32(ld16(a, i)), Float16ToFloat32(ld16(b, i)))))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, Float16FromFloat32(fmin32(Float16ToFloat32(ld16(a)), Float16ToFloat32(ld16(b)))))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func sumBF16(dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, BFloat16FromFloat32(addF32(BFloat16ToFloat32(ld16(a, i)), BFloat16ToFloat32(ld16(b, i)))))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, BFloat16FromFloat32(addF32(BFloat16ToFloat32(ld16(a)), BFloat16ToFloat32(ld16(b)))))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func prodBF16(dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, BFloat16FromFloat32(mulF32(BFloat16ToFloat32(ld16(a, i)), BFloat16ToFloat32(ld16(b, i)))))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, BFloat16FromFloat32(mulF32(BFloat16ToFloat32(ld16(a)), BFloat16ToFloat32(ld16(b)))))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func maxBF16(dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, BFloat16FromFloat32(fmax32(BFloat16ToFloat32(ld16(a, i)), BFloat16ToFloat32(ld16(b, i)))))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, BFloat16FromFloat32(fmax32(BFloat16ToFloat32(ld16(a)), BFloat16ToFloat32(ld16(b)))))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func minBF16(dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, BFloat16FromFloat32(fmin32(BFloat16ToFloat32(ld16(a, i)), BFloat16ToFloat32(ld16(b, i)))))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, BFloat16FromFloat32(fmin32(BFloat16ToFloat32(ld16(a)), BFloat16ToFloat32(ld16(b)))))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }

@@ -13,8 +13,10 @@ import "encoding/binary"
 //
 // Sum and Prod are the same bits for signed and unsigned two's complement
 // integers, so they are written once per width over the unsigned type; Max
-// and Min are instantiated per signedness. Every loop assumes the caller
-// checked len(a) == len(b) == len(dst) (see checked in kernel.go).
+// and Min are instantiated per signedness. The caller has checked that
+// len(a) == len(b) == len(dst) (see checked in kernel.go); the loops still
+// test all three lengths because that lets the compiler drop every bounds
+// check from the body.
 
 func sum8(dst, a, b []byte) {
 	a, b = a[:len(dst)], b[:len(dst)]
@@ -44,81 +46,93 @@ func min8[T int8 | uint8](dst, a, b []byte) {
 	}
 }
 
-func ld16(p []byte, i int) uint16    { return binary.LittleEndian.Uint16(p[i:]) }
-func st16(p []byte, i int, v uint16) { binary.LittleEndian.PutUint16(p[i:], v) }
-func ld32(p []byte, i int) uint32    { return binary.LittleEndian.Uint32(p[i:]) }
-func st32(p []byte, i int, v uint32) { binary.LittleEndian.PutUint32(p[i:], v) }
-func ld64(p []byte, i int) uint64    { return binary.LittleEndian.Uint64(p[i:]) }
-func st64(p []byte, i int, v uint64) { binary.LittleEndian.PutUint64(p[i:], v) }
+func ld16(p []byte) uint16    { return binary.LittleEndian.Uint16(p) }
+func st16(p []byte, v uint16) { binary.LittleEndian.PutUint16(p, v) }
+func ld32(p []byte) uint32    { return binary.LittleEndian.Uint32(p) }
+func st32(p []byte, v uint32) { binary.LittleEndian.PutUint32(p, v) }
+func ld64(p []byte) uint64    { return binary.LittleEndian.Uint64(p) }
+func st64(p []byte, v uint64) { binary.LittleEndian.PutUint64(p, v) }
 
 func sum16(dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, ld16(a, i)+ld16(b, i))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, ld16(a)+ld16(b))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func prod16(dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, ld16(a, i)*ld16(b, i))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, ld16(a)*ld16(b))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func max16[T int16 | uint16](dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, uint16(max(T(ld16(a, i)), T(ld16(b, i)))))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, uint16(max(T(ld16(a)), T(ld16(b)))))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func min16[T int16 | uint16](dst, a, b []byte) {
-	for i := 0; i+2 <= len(dst); i += 2 {
-		st16(dst, i, uint16(min(T(ld16(a, i)), T(ld16(b, i)))))
+	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
+		st16(dst, uint16(min(T(ld16(a)), T(ld16(b)))))
+		dst, a, b = dst[2:], a[2:], b[2:]
 	}
 }
 
 func sum32(dst, a, b []byte) {
-	for i := 0; i+4 <= len(dst); i += 4 {
-		st32(dst, i, ld32(a, i)+ld32(b, i))
+	for len(dst) >= 4 && len(a) >= 4 && len(b) >= 4 {
+		st32(dst, ld32(a)+ld32(b))
+		dst, a, b = dst[4:], a[4:], b[4:]
 	}
 }
 
 func prod32(dst, a, b []byte) {
-	for i := 0; i+4 <= len(dst); i += 4 {
-		st32(dst, i, ld32(a, i)*ld32(b, i))
+	for len(dst) >= 4 && len(a) >= 4 && len(b) >= 4 {
+		st32(dst, ld32(a)*ld32(b))
+		dst, a, b = dst[4:], a[4:], b[4:]
 	}
 }
 
 func max32[T int32 | uint32](dst, a, b []byte) {
-	for i := 0; i+4 <= len(dst); i += 4 {
-		st32(dst, i, uint32(max(T(ld32(a, i)), T(ld32(b, i)))))
+	for len(dst) >= 4 && len(a) >= 4 && len(b) >= 4 {
+		st32(dst, uint32(max(T(ld32(a)), T(ld32(b)))))
+		dst, a, b = dst[4:], a[4:], b[4:]
 	}
 }
 
 func min32[T int32 | uint32](dst, a, b []byte) {
-	for i := 0; i+4 <= len(dst); i += 4 {
-		st32(dst, i, uint32(min(T(ld32(a, i)), T(ld32(b, i)))))
+	for len(dst) >= 4 && len(a) >= 4 && len(b) >= 4 {
+		st32(dst, uint32(min(T(ld32(a)), T(ld32(b)))))
+		dst, a, b = dst[4:], a[4:], b[4:]
 	}
 }
 
 func sum64(dst, a, b []byte) {
-	for i := 0; i+8 <= len(dst); i += 8 {
-		st64(dst, i, ld64(a, i)+ld64(b, i))
+	for len(dst) >= 8 && len(a) >= 8 && len(b) >= 8 {
+		st64(dst, ld64(a)+ld64(b))
+		dst, a, b = dst[8:], a[8:], b[8:]
 	}
 }
 
 func prod64(dst, a, b []byte) {
-	for i := 0; i+8 <= len(dst); i += 8 {
-		st64(dst, i, ld64(a, i)*ld64(b, i))
+	for len(dst) >= 8 && len(a) >= 8 && len(b) >= 8 {
+		st64(dst, ld64(a)*ld64(b))
+		dst, a, b = dst[8:], a[8:], b[8:]
 	}
 }
 
 func max64[T int64 | uint64](dst, a, b []byte) {
-	for i := 0; i+8 <= len(dst); i += 8 {
-		st64(dst, i, uint64(max(T(ld64(a, i)), T(ld64(b, i)))))
+	for len(dst) >= 8 && len(a) >= 8 && len(b) >= 8 {
+		st64(dst, uint64(max(T(ld64(a)), T(ld64(b)))))
+		dst, a, b = dst[8:], a[8:], b[8:]
 	}
 }
 
 func min64[T int64 | uint64](dst, a, b []byte) {
-	for i := 0; i+8 <= len(dst); i += 8 {
-		st64(dst, i, uint64(min(T(ld64(a, i)), T(ld64(b, i)))))
+	for len(dst) >= 8 && len(a) >= 8 && len(b) >= 8 {
+		st64(dst, uint64(min(T(ld64(a)), T(ld64(b)))))
+		dst, a, b = dst[8:], a[8:], b[8:]
 	}
 }
