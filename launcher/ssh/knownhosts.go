@@ -82,8 +82,9 @@ func (h *hostKeys) known(addr string) []knownhosts.KnownKey {
 
 // algorithms lists the host key algorithms to ask the server for: those of the keys
 // known_hosts holds for addr. Without this the server picks its preferred type (say
-// ed25519) and a host known by its ecdsa key would look "changed". Nil (the library's
-// default order) when the host is not known yet.
+// ed25519) and a host known by its ecdsa key would look "changed". For a host not
+// known yet, OpenSSH's order of preference, so accept-new records the key that ssh
+// itself would ask for (the library's default puts ecdsa first).
 func (h *hostKeys) algorithms(addr string) []string {
 	var algos []string
 	seen := map[string]bool{}
@@ -103,7 +104,15 @@ func (h *hostKeys) algorithms(addr string) []string {
 			add(t)
 		}
 	}
+	if len(algos) == 0 {
+		return newHostAlgorithms
+	}
 	return algos
+}
+
+var newHostAlgorithms = []string{
+	xssh.KeyAlgoED25519, xssh.KeyAlgoECDSA256, xssh.KeyAlgoECDSA384, xssh.KeyAlgoECDSA521,
+	xssh.KeyAlgoSKED25519, xssh.KeyAlgoSKECDSA256, xssh.KeyAlgoRSASHA512, xssh.KeyAlgoRSASHA256,
 }
 
 // callback returns the HostKeyCallback for t. It stores the precise failure in *failed

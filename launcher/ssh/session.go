@@ -102,7 +102,7 @@ func (c *Client) Start(ctx context.Context, cmd Command) (*Session, error) {
 				r.s.Close()
 			}
 		}()
-		return nil, &Error{Op: "session", Target: c.target.String(), Kind: ErrConnLost, Err: ctx.Err()}
+		return nil, fmt.Errorf("ssh %s: starting %s: %w", c.target, cmd.Args[0], ctx.Err())
 	case <-c.done:
 		return nil, c.err
 	}

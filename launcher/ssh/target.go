@@ -59,16 +59,17 @@ func splitHost(s string) (user, host string, port int, err error) {
 	if strings.HasPrefix(s, "[") || strings.Count(s, ":") == 1 {
 		h, p, err := net.SplitHostPort(s)
 		if err != nil {
-			if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
-				return user, s[1 : len(s)-1], 0, nil
+			if !strings.HasPrefix(s, "[") || !strings.HasSuffix(s, "]") {
+				return "", "", 0, fmt.Errorf("bad host %q: %w", s, err)
 			}
-			return "", "", 0, fmt.Errorf("bad host %q: %w", s, err)
+			host = s[1 : len(s)-1] // "[v6addr]" without a port
+		} else {
+			n, err := strconv.Atoi(p)
+			if err != nil || n <= 0 || n > 65535 {
+				return "", "", 0, fmt.Errorf("bad port in host %q", s)
+			}
+			host, port = h, n
 		}
-		n, err := strconv.Atoi(p)
-		if err != nil || n <= 0 || n > 65535 {
-			return "", "", 0, fmt.Errorf("bad port in host %q", s)
-		}
-		host, port = h, n
 	}
 	if host == "" {
 		return "", "", 0, fmt.Errorf("empty host name")

@@ -29,6 +29,8 @@ func TestSplitHost(t *testing.T) {
 		{in: "h:x", wantErr: "bad port"},
 		{in: "h:70000", wantErr: "bad port"},
 		{in: "[::1", wantErr: "bad host"},
+		{in: "[]", wantErr: "empty host"}, // found by FuzzSplitHost
+		{in: "[]:22", wantErr: "empty host"},
 	}
 	for _, tt := range tests {
 		u, h, p, err := splitHost(tt.in)
