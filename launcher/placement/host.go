@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -182,6 +183,13 @@ func expandHostSpec(spec string) (hosts []Host, countGiven bool, why string) {
 	for _, nm := range names {
 		if why := checkName(nm, "host"); why != "" {
 			return nil, false, why
+		}
+		if strings.Contains(nm, ":") {
+			// Only IPv6 literals hold colons. Anything else is host:N that
+			// did not parse as such, e.g. "a:1,b:2" on a hostfile line.
+			if a, err := netip.ParseAddr(nm); err != nil || !a.Is6() {
+				return nil, false, fmt.Sprintf("host name %q has a colon but is not an IPv6 address (one host:N per line)", nm)
+			}
 		}
 		hosts = append(hosts, Host{Name: nm, User: user, Slots: n})
 	}

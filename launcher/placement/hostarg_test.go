@@ -32,6 +32,8 @@ func TestParseHostList(t *testing.T) {
 		{in: "n[1-2", err: `unclosed "["`},
 		{in: "x@a,y@a", err: `-H: "y@a": host a was given before with user "x"`},
 		{in: "-oProxyCommand=id", err: `starts with "-"`},
+		{in: "a:1:2", err: `host name "a:1:2" has a colon`},
+		{in: "fe80::1%eth0,::1", want: []Host{{Name: "fe80::1%eth0", Slots: 1}, {Name: "::1", Slots: 1}}},
 		{in: "a b", err: `has the character ' '`},
 	}
 	for _, tt := range tests {

@@ -97,6 +97,8 @@ func TestParseHostfileErrors(t *testing.T) {
 		{"dash host", "-oProxyCommand=x", 1, "-oProxyCommand=x", "starts with a host name"},
 		{"dash host 2", "-evil slots=1", 1, "-evil", `starts with "-"`},
 		{"bad char", "a/b", 1, "a/b", `has the character '/'`},
+		{"counts in a list", "a:1,b:2", 1, "a:1,b:2", `host name "a:1" has a colon but is not an IPv6 address`},
+		{"colons not ipv6", "a:b:c", 1, "a:b:c", `host name "a:b:c" has a colon but is not an IPv6 address`},
 		{"bad hostlist", "n[1-", 1, "n[1-", `unclosed "["`},
 		{"bad hostlist range", "n[2-1] slots=2", 1, "n[2-1]", "decreasing"},
 	}
