@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"syscall"
@@ -44,7 +45,26 @@ type StartError struct {
 }
 
 func (e *StartError) Error() string {
-	return fmt.Sprintf("rank %d on %s: cannot start %s: %v", e.Rank, e.Host, e.Path, e.Err)
+	return fmt.Sprintf("rank %d on %s: cannot start %q: %v", e.Rank, e.Host, e.Path, innermost(e.Err))
+}
+
+// innermost strips the wrappers exec and os put around a start failure
+// (`exec: "./p": stat ./p: no such file or directory`), whose path
+// StartError already names, down to the reason, keeping exec's own
+// sentinels ("executable file not found in $PATH").
+func innermost(err error) error {
+	for {
+		var ee *exec.Error
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &ee) && ee.Err != err:
+			err = ee.Err
+		case errors.As(err, &pe) && pe.Err != err:
+			err = pe.Err
+		default:
+			return err
+		}
+	}
 }
 
 func (e *StartError) Unwrap() error { return e.Err }
@@ -55,7 +75,7 @@ func (e *StartError) ExitCode() int {
 	switch {
 	case errors.Is(e.Err, exec.ErrNotFound), errors.Is(e.Err, os.ErrNotExist):
 		return ExitNotFound
-	case errors.Is(e.Err, os.ErrPermission), errors.Is(e.Err, syscall.ENOEXEC), errors.Is(e.Err, exec.ErrDot):
+	case errors.Is(e.Err, os.ErrPermission), errors.Is(e.Err, syscall.ENOEXEC), errors.Is(e.Err, syscall.EISDIR), errors.Is(e.Err, exec.ErrDot):
 		return ExitCannotExec
 	}
 	return ExitFailure

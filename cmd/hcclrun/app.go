@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	goruntime "runtime"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hcclrun/hcclrun/launcher"
+)
+
+// launchFunc runs a job; the real one is launchJob, the flag tests capture
+// the Job instead.
+type launchFunc func(ctx context.Context, job *launcher.Job, io stdio) error
+
+const usageText = `hcclrun [options] PROGRAM [ARGS...]
+   hcclrun ranktable [-np N | --check FILE]`
+
+const description = `hcclrun starts N copies (ranks) of PROGRAM on this machine, hands each its
+identity and a generated rank table in the environment (HCCL_RANK,
+HCCL_WORLD_SIZE, HCCL_RANK_TABLE_FILE, ... and the torchrun, Open MPI and HCCL
+names), serves the job's control plane, relays their output, and brings the
+whole job down as soon as one rank fails. Option parsing stops at PROGRAM:
+everything after it reaches every rank untouched.
+
+Exit status: 0 when every rank exited 0; otherwise the first failed rank's
+code (128+n when signal n killed it), 124 when --timeout expired, 128+n when
+hcclrun itself got signal n, 2 for a usage error, 126/127 when PROGRAM cannot
+be executed or does not exist.
+
+Examples:
+   hcclrun -np 4 ./train --lr 0.1
+   hcclrun -n 2 --tag-output -x OMP_NUM_THREADS=1 -x PATH python3 worker.py
+   hcclrun -np 8 --timeout 10m --grace 2s ./bench
+   hcclrun ranktable -np 4               # the rank table a 4-rank job gets
+   hcclrun ranktable --check table.json  # validate a table (ours or HCCL's)`
+
+func init() {
+	// mpirun spells verbose -v; version gets -V.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version and exit"}
+	cli.VersionPrinter = func(c *cli.Context) {
+		fmt.Fprintf(c.App.Writer, "hcclrun %s\n", c.App.Version)
+	}
+}
+
+// newApp builds the command line: the root command launches a job with
+// launch, the subcommands come from the table in commands.go.
+func newApp(io stdio, launch launchFunc) *cli.App {
+	return &cli.App{
+		Name:                      "hcclrun",
+		Usage:                     "run a program on N ranks with a collective-communication runtime",
+		UsageText:                 usageText,
+		Description:               description,
+		Version:                   versionString(),
+		Reader:                    io.in,
+		Writer:                    io.out,
+		ErrWriter:                 io.err,
+		HideHelpCommand:           true, // "help" may be a program's name
+		DisableSliceFlagSeparator: true, // -x A=1,2 sets A to "1,2"
+		Flags:                     launchFlags(),
+		Commands:                  commands(),
+		OnUsageError:              onUsageError,
+		ExitErrHandler:            func(*cli.Context, error) {}, // exit codes are run's business
+		Action: func(c *cli.Context) error {
+			job, err := jobFromFlags(c, io)
+			if err != nil {
+				return err
+			}
+			return launch(c.Context, job, io)
+		},
+	}
+}
+
+func launchFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of ranks", DefaultText: "one per CPU"},
+		&cli.StringSliceFlag{Name: "x", Usage: "export `VAR` (or set VAR=value) in every rank; repeatable"},
+		&cli.BoolFlag{Name: "tag-output", Usage: "prefix every output line with [1,rank]<stdout>: or <stderr>:"},
+		&cli.GenericFlag{Name: "timeout", Value: new(durationValue), Usage: "stop the job after `DURATION` (e.g. 90s, 10m; a bare number is seconds) and exit 124"},
+		&cli.GenericFlag{Name: "grace", Value: &durationValue{d: launcher.DefaultGrace}, Usage: "delay between SIGTERM and SIGKILL when the job is torn down (`DURATION`)"},
+		&cli.GenericFlag{Name: "abort-wait", Value: new(durationValue), Hidden: true, Usage: "after a failure, let ranks see the abort for DURATION before SIGTERM"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log the launcher's decisions to stderr"},
+	}
+}
+
+// jobFromFlags turns the root command's flags and arguments into a Job.
+func jobFromFlags(c *cli.Context, io stdio) (*launcher.Job, error) {
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		return nil, usageErrorf("missing program: hcclrun [options] PROGRAM [ARGS...]")
+	}
+	np := goruntime.NumCPU()
+	if c.IsSet("np") {
+		np = c.Int("np")
+	}
+	if np < 1 {
+		return nil, usageErrorf("-np must be at least 1, got %d", np)
+	}
+	level := slog.LevelWarn
+	if c.Bool("verbose") {
+		level = slog.LevelDebug
+	}
+	return &launcher.Job{
+		Program:   args[0],
+		Args:      args[1:],
+		NP:        np,
+		Export:    c.StringSlice("x"),
+		TagOutput: c.Bool("tag-output"),
+		Timeout:   durationFlag(c, "timeout"),
+		Grace:     durationFlag(c, "grace"),
+		AbortWait: durationFlag(c, "abort-wait"),
+		Stdin:     io.in,
+		Stdout:    io.out,
+		Stderr:    io.err,
+		Logger:    slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: level})),
+	}, nil
+}
+
+func durationFlag(c *cli.Context, name string) time.Duration {
+	if v, ok := c.Generic(name).(*durationValue); ok {
+		return v.d
+	}
+	return 0
+}
+
+// usageError is a mistake on the command line: exit code 2, and a hint to
+// read --help.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string        { return e.err.Error() }
+func (e *usageError) Unwrap() error        { return e.err }
+func (e *usageError) Is(target error) bool { return target == launcher.ErrUsage }
+func (e *usageError) ExitCode() int        { return launcher.ExitUsage }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &usageError{err: err}
+}
+
+func isUsage(err error) bool { return errors.Is(err, launcher.ErrUsage) }

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/ranktable"
+)
+
+// TestExitCodes runs the real binary and checks the exit code and the one
+// summary line on stderr.
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name    string
+		flags   []string
+		steps   []string
+		code    int
+		summary string // regexp of the whole stderr; "" means empty
+	}{
+		{"success", []string{"-np", "3"}, []string{"exit", "0"}, 0, ""},
+		{"exit code", []string{"-np", "3", "--grace", "2s"}, []string{"exit@1", "3", "sleep", "30s"}, 3,
+			`^hcclrun: rank 1 \(pid \d+ on \S+\) exited with code 3; terminated 2 other ranks\n$`},
+		{"signal", []string{"-n", "4"}, []string{"kill@2", "KILL", "sleep", "30s"}, 137,
+			`^hcclrun: rank 2 \(pid \d+ on \S+\) killed by SIGKILL \(signal 9\); terminated 3 other ranks\n$`},
+		{"timeout", []string{"-np", "2", "--timeout", "500ms"}, []string{"sleep", "30s"}, 124,
+			`^hcclrun: job timed out after 500ms; terminated 2 ranks\n$`},
+		{"timeout in seconds", []string{"-np", "1", "--timeout", "0.3"}, []string{"sleep", "30s"}, 124,
+			`^hcclrun: job timed out after 300ms; terminated 1 rank\n$`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			res := hcclrun(t, 20*time.Second, "", rankArgs(dir, tt.flags, tt.steps...)...)
+			noLeftovers(t, dir)
+			if res.code != tt.code {
+				t.Fatalf("exit code %d, want %d; stderr:\n%s", res.code, tt.code, res.stderr)
+			}
+			if tt.summary == "" && res.stderr != "" || tt.summary != "" && !regexp.MustCompile(tt.summary).MatchString(res.stderr) {
+				t.Fatalf("stderr %q, want %q", res.stderr, tt.summary)
+			}
+		})
+	}
+}
+
+func TestStartFailures(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-np", "2", "./no-such-program"}, 127, `hcclrun: rank 0 on \S+: cannot start "./no-such-program": no such file or directory`},
+		{[]string{"-np", "1", "no-such-program-in-path"}, 127, `executable file not found in \$PATH`},
+		{[]string{"-np", "1", "NOTEXEC"}, 126, `permission denied`},
+		{[]string{"-np", "0", "prog"}, 2, `^hcclrun: -np must be at least 1, got 0 \(see 'hcclrun --help'\)\n$`},
+		{[]string{"-np", "2"}, 2, `^hcclrun: missing program`},
+		{[]string{"--timeout", "x", "prog"}, 2, `invalid value "x" for flag -timeout`},
+	}
+	notExec := t.TempDir() + "/notexec"
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			for i, a := range tt.args {
+				if a == "NOTEXEC" {
+					tt.args[i] = notExec
+				}
+			}
+			res := hcclrun(t, 10*time.Second, "", tt.args...)
+			if res.code != tt.code || !regexp.MustCompile(tt.msg).MatchString(res.stderr) {
+				t.Fatalf("exit code %d, stderr %q; want %d, %q", res.code, res.stderr, tt.code, tt.msg)
+			}
+			if strings.Count(res.stderr, "\n") != 1 {
+				t.Fatalf("want one line on stderr, got %q", res.stderr)
+			}
+		})
+	}
+}
+
+// TestSignals sends real signals to the hcclrun process.
+func TestSignals(t *testing.T) {
+	tests := []struct {
+		name    string
+		np      int
+		flags   []string
+		steps   []string
+		signals []syscall.Signal
+		code    int
+		within  time.Duration
+		stdout  []string
+	}{
+		{"SIGINT forwarded", 3, []string{"-np", "3", "--grace", "20s"}, []string{"trap", "INT", "0", "ready", "DIR", "sleep", "30s"},
+			[]syscall.Signal{syscall.SIGINT}, 130, 3 * time.Second, []string{"rank 0 trapped INT", "rank 1 trapped INT", "rank 2 trapped INT"}},
+		{"SIGTERM forwarded", 2, []string{"-np", "2", "--grace", "20s"}, []string{"trap", "TERM", "0", "ready", "DIR", "sleep", "30s"},
+			[]syscall.Signal{syscall.SIGTERM}, 143, 3 * time.Second, []string{"rank 0 trapped TERM", "rank 1 trapped TERM"}},
+		{"double SIGINT kills", 3, []string{"-np", "3", "--grace", "30s"}, []string{"ignore", "INT", "ready", "DIR", "sleep", "30s"},
+			[]syscall.Signal{syscall.SIGINT, syscall.SIGINT}, 130, 3 * time.Second, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd, out, errOut := command("", rankArgs(dir, tt.flags, tt.steps...)...)
+			start := time.Now()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFiles(t, dir, ".ready", tt.np, 10*time.Second)
+			sent := time.Now()
+			for _, s := range tt.signals {
+				cmd.Process.Signal(s)
+				time.Sleep(200 * time.Millisecond)
+			}
+			res := wait(t, cmd, out, errOut, start, 20*time.Second)
+			noLeftovers(t, dir)
+			if d := time.Since(sent); d > tt.within {
+				t.Fatalf("hcclrun took %v after the signal, want under %v", d, tt.within)
+			}
+			if res.code != tt.code || !strings.HasPrefix(res.stderr, "hcclrun: interrupted by SIG") {
+				t.Fatalf("exit code %d, stderr %q; want %d and the interrupt summary", res.code, res.stderr, tt.code)
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(res.stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, res.stdout)
+				}
+			}
+		})
+	}
+}
+
+// TestKill9LeavesNoRank kills hcclrun with SIGKILL: its ranks must die with
+// it (parent-death signal), even though they were started from different
+// goroutines long before.
+func TestKill9LeavesNoRank(t *testing.T) {
+	dir := t.TempDir()
+	cmd, out, errOut := command("", rankArgs(dir, []string{"-np", "4"}, "ready", "DIR", "sleep", "60s")...)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFiles(t, dir, ".ready", 4, 10*time.Second)
+	// Let the Go runtime of hcclrun idle a little, so that a thread
+	// retired in the meantime would have shown up as a dead rank.
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	res := wait(t, cmd, out, errOut, start, 10*time.Second)
+	if res.code != -1 {
+		t.Fatalf("hcclrun exited %d, want killed", res.code)
+	}
+	noLeftovers(t, dir)
+}
+
+// TestRanksSurviveIdleLauncher: a rank started long ago must not die when the
+// launcher's runtime retires threads (the Pdeathsig pitfall).
+func TestRanksSurviveIdleLauncher(t *testing.T) {
+	dir := t.TempDir()
+	res := hcclrun(t, 20*time.Second, "", rankArgs(dir, []string{"-np", "4"}, "sleep", "1500ms", "echo", "alive")...)
+	noLeftovers(t, dir)
+	if res.code != 0 || strings.Count(res.stdout, "alive\n") != 4 {
+		t.Fatalf("exit code %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+}
+
+func TestPassThroughTagAndStdin(t *testing.T) {
+	dir := t.TempDir()
+	res := hcclrun(t, 10*time.Second, "", rankArgs(dir, []string{"-np", "2"}, "args", "./train", "--lr", "0.1", "-n", "3", "--tag-output")...)
+	noLeftovers(t, dir)
+	want := "arg: \"./train\"\narg: \"--lr\"\narg: \"0.1\"\narg: \"-n\"\narg: \"3\"\narg: \"--tag-output\"\n"
+	if res.code != 0 || res.stdout != want+want {
+		t.Fatalf("exit code %d, stdout %q", res.code, res.stdout)
+	}
+
+	dir = t.TempDir()
+	res = hcclrun(t, 10*time.Second, "to rank zero\n", rankArgs(dir, []string{"-np", "2", "--tag-output", "-x", "GREETING=hi there"}, "cat", "env")...)
+	noLeftovers(t, dir)
+	if res.code != 0 {
+		t.Fatalf("exit code %d, stderr %q", res.code, res.stderr)
+	}
+	for _, w := range []string{"[1,0]<stdout>:to rank zero\n", "[1,0]<stdout>:GREETING=hi there\n", "[1,1]<stdout>:GREETING=hi there\n", "[1,1]<stdout>:HCCL_RANK=1\n"} {
+		if !strings.Contains(res.stdout, w) {
+			t.Errorf("stdout lacks %q", w)
+		}
+	}
+	if strings.Contains(res.stdout, "[1,1]<stdout>:to rank zero") {
+		t.Errorf("rank 1 read stdin")
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n") {
+		if !regexp.MustCompile(`^\[1,[01]\]<stdout>:`).MatchString(line) {
+			t.Fatalf("untagged line %q", line)
+		}
+	}
+}
+
+func TestRanktableCommand(t *testing.T) {
+	res := hcclrun(t, 10*time.Second, "", "ranktable", "-np", "4")
+	if res.code != 0 || res.stderr != "" {
+		t.Fatalf("exit code %d, stderr %q", res.code, res.stderr)
+	}
+	tab, err := ranktable.Parse([]byte(res.stdout))
+	if err != nil {
+		t.Fatalf("printed table does not parse: %v\n%s", err, res.stdout)
+	}
+	if err := tab.Validate(); err != nil || tab.Size() != 4 || len(tab.Servers()) != 1 {
+		t.Fatalf("printed table: %v, size %d", err, tab.Size())
+	}
+	var raw map[string]any
+	if json.Unmarshal([]byte(res.stdout), &raw) != nil || raw["version"] != "1.0" || raw["status"] != "completed" {
+		t.Fatalf("not HCCL v1.0 JSON: %s", res.stdout)
+	}
+
+	// The printed table passes --check.
+	f := t.TempDir() + "/t.json"
+	if err := os.WriteFile(f, []byte(res.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		code int
+		out  string // stdout
+		err  string // regexp of stderr
+	}{
+		{[]string{"--check", f}, 0, "ok\n", `^$`},
+		{[]string{"--check", "testdata/hccl_1x2.json"}, 0, "ok\n", `^$`},
+		{[]string{"--check", "testdata/bad_rank_id.json"}, 1, "", `^hcclrun: testdata/bad_rank_id.json: server_list\[0\]\.device\[1\]\.rank_id: "x7" is not a decimal number\n$`},
+		{[]string{"--check", "testdata/bad_version.json"}, 1, "", `version: "1.2" is not supported`},
+		{[]string{"--check", "testdata/bad_count.json"}, 1, "", `server_count: "2" does not match`},
+		{[]string{"--check", "testdata/truncated.json"}, 1, "", `malformed JSON`},
+		{[]string{"--check", "testdata/none.json"}, 1, "", `no such file or directory`},
+		{[]string{"--check"}, 2, "", `flag needs an argument`},
+		{[]string{"-np", "0"}, 2, "", `np must be at least 1, got 0`},
+		{nil, 2, "", `missing -np`},
+		{[]string{"-np", "2", "--check", f}, 2, "", `not both`},
+		{[]string{"-np", "2", "extra"}, 2, "", `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			res := hcclrun(t, 10*time.Second, "", append([]string{"ranktable"}, tt.args...)...)
+			if res.code != tt.code || res.stdout != tt.out || !regexp.MustCompile(tt.err).MatchString(res.stderr) {
+				t.Fatalf("exit code %d, stdout %q, stderr %q; want %d, %q, %q", res.code, res.stdout, res.stderr, tt.code, tt.out, tt.err)
+			}
+		})
+	}
+}
