@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -553,4 +554,43 @@ func TestManyDials(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d dials, %d in flight: %v", len(hosts), o.MaxInFlight, took)
+}
+
+// TestAgent: with no key file anywhere, the key held by a real OpenSSH ssh-agent
+// (started here, stopped by PID) is used.
+func TestAgent(t *testing.T) {
+	e := testhosts.Require(t, 1)
+	agentBin, err := exec.LookPath("ssh-agent")
+	if err != nil {
+		t.Skip("ssh-agent not installed (openssh-client)")
+	}
+	ctx := testCtx(t, 20*time.Second)
+	home := t.TempDir()
+	sock := filepath.Join(home, "agent.sock")
+	agentCmd := exec.CommandContext(ctx, agentBin, "-D", "-a", sock)
+	if err := agentCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agentCmd.Process.Kill(); agentCmd.Wait() })
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ssh-agent socket did not appear")
+		}
+	}
+	add := exec.CommandContext(ctx, "ssh-add", e.Key)
+	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v: %s", err, out)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	o := harnessOpts(e)
+	o.Identity = ""
+	c := dial(t, ctx, newDialer(t, o), e.Hosts[0])
+	if _, _, st := output(t, ctx, c, Command{Args: []string{"true"}}); !st.Success() {
+		t.Fatal(st)
+	}
 }
