@@ -56,15 +56,18 @@ func archLoop(l isaLevel, d DType, op Op) loop {
 		if f == nil || d == Float16 && !cpu.X86.HasF16C {
 			return nil
 		}
-		// One AVX2 vector covers 32 bytes of each operand, or 16 bytes
-		// of 16-bit floats (widened to eight float32 lanes).
-		block := 32
-		if d.Size() == 2 {
-			block = 16
-		}
-		return avx2Tail(f, genericLoops[d][op], block)
+		return avx2Tail(f, genericLoops[d][op], avx2Block(d))
 	}
 	return nil
+}
+
+// avx2Block is how many bytes of each operand one AVX2 vector covers: 32,
+// or 16 for the 16-bit floats (widened to eight float32 lanes).
+func avx2Block(d DType) int {
+	if d.Size() == 2 {
+		return 16
+	}
+	return 32
 }
 
 // avx2Tail completes an AVX2 loop, which stops at the last whole block of
@@ -76,4 +79,47 @@ func avx2Tail(f, tail loop, block int) loop {
 			tail(dst[m:], a[m:], b[m:])
 		}
 	}
+}
+
+// archDivider returns the assembly Divide body for d at level l, or nil.
+func archDivider(l isaLevel, d DType) divider {
+	switch l {
+	case levelAVX512:
+		switch d {
+		case Float64:
+			return func(buf []byte, n int) { divideFloat64AVX512(buf, float64(n)) }
+		case Float32:
+			return func(buf []byte, n int) { divideFloat32AVX512(buf, float32(n)) }
+		case Float16:
+			return func(buf []byte, n int) { divideFloat16AVX512(buf, float32(n)) }
+		case BFloat16:
+			return func(buf []byte, n int) { divideBFloat16AVX512(buf, float32(n)) }
+		}
+	case levelAVX2:
+		var body divider
+		switch d {
+		case Float64:
+			body = func(buf []byte, n int) { divideFloat64AVX2(buf, float64(n)) }
+		case Float32:
+			body = func(buf []byte, n int) { divideFloat32AVX2(buf, float32(n)) }
+		case Float16:
+			if !cpu.X86.HasF16C {
+				return nil
+			}
+			body = func(buf []byte, n int) { divideFloat16AVX2(buf, float32(n)) }
+		case BFloat16:
+			body = func(buf []byte, n int) { divideBFloat16AVX2(buf, float32(n)) }
+		default:
+			return nil
+		}
+		// The AVX2 loop stops at the last whole vector.
+		block, tail := avx2Block(d), genericDividers[d]
+		return func(buf []byte, n int) {
+			body(buf, n)
+			if m := len(buf) &^ (block - 1); m < len(buf) {
+				tail(buf[m:], n)
+			}
+		}
+	}
+	return nil
 }

@@ -7,3 +7,5 @@ package reduce
 func detectLevel() isaLevel { return levelGeneric }
 
 func archLoop(isaLevel, DType, Op) loop { return nil }
+
+func archDivider(isaLevel, DType) divider { return nil }

@@ -75,13 +75,14 @@ var (
 	detected = detectLevel()
 	level    = detected
 	kernels  = buildKernels(level)
+	dividers = buildDividers(level)
 )
 
-// useLevel rebuilds the kernel table for l and returns the previous level.
+// useLevel rebuilds the kernel tables for l and returns the previous level.
 // Only tests call it, never concurrently with kernels in use.
 func useLevel(l isaLevel) isaLevel {
 	prev := level
-	level, kernels = l, buildKernels(l)
+	level, kernels, dividers = l, buildKernels(l), buildDividers(l)
 	return prev
 }
 

@@ -88,6 +88,18 @@ func maxBFloat16AVX512(dst []byte, a []byte, b []byte)
 // minBFloat16AVX512 computes dst[i] = a[i] min b[i] over all BFloat16 elements with AVX-512.
 func minBFloat16AVX512(dst []byte, a []byte, b []byte)
 
+// divideFloat32AVX512 divides all Float32 elements of buf by n with AVX-512.
+func divideFloat32AVX512(buf []byte, n float32)
+
+// divideFloat64AVX512 divides all Float64 elements of buf by n with AVX-512.
+func divideFloat64AVX512(buf []byte, n float64)
+
+// divideFloat16AVX512 divides all Float16 elements of buf by n with AVX-512.
+func divideFloat16AVX512(buf []byte, n float32)
+
+// divideBFloat16AVX512 divides all BFloat16 elements of buf by n with AVX-512.
+func divideBFloat16AVX512(buf []byte, n float32)
+
 // sumFloat32AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Float32 elements with AVX2.
 func sumFloat32AVX2(dst []byte, a []byte, b []byte)
 
@@ -168,3 +180,15 @@ func maxBFloat16AVX2(dst []byte, a []byte, b []byte)
 
 // minBFloat16AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 15 bytes of BFloat16 elements with AVX2.
 func minBFloat16AVX2(dst []byte, a []byte, b []byte)
+
+// divideFloat32AVX2 divides the first len(buf) &^ 31 bytes of Float32 elements by n with AVX2.
+func divideFloat32AVX2(buf []byte, n float32)
+
+// divideFloat64AVX2 divides the first len(buf) &^ 31 bytes of Float64 elements by n with AVX2.
+func divideFloat64AVX2(buf []byte, n float64)
+
+// divideFloat16AVX2 divides the first len(buf) &^ 15 bytes of Float16 elements by n with AVX2.
+func divideFloat16AVX2(buf []byte, n float32)
+
+// divideBFloat16AVX2 divides the first len(buf) &^ 15 bytes of BFloat16 elements by n with AVX2.
+func divideBFloat16AVX2(buf []byte, n float32)

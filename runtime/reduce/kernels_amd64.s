@@ -2196,6 +2196,274 @@ done:
 	VZEROUPPER
 	RET
 
+// func divideFloat32AVX512(buf []byte, n float32)
+// Requires: AVX, AVX512F, BMI2, SSE
+TEXT ·divideFloat32AVX512(SB), NOSPLIT, $0-28
+	MOVQ         buf_base+0(FP), AX
+	MOVQ         buf_len+8(FP), CX
+	MOVSS        n+24(FP), X0
+	VBROADCASTSS X0, Z0
+
+unrolled:
+	CMPQ      CX, $0x00000100
+	JB        single
+	VMOVDQU64 (AX), Z1
+	VMOVDQU64 64(AX), Z2
+	VMOVDQU64 128(AX), Z3
+	VMOVDQU64 192(AX), Z4
+	VDIVPS    Z0, Z1, Z1
+	VMOVDQU64 Z1, (AX)
+	VDIVPS    Z0, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VDIVPS    Z0, Z3, Z3
+	VMOVDQU64 Z3, 128(AX)
+	VDIVPS    Z0, Z4, Z4
+	VMOVDQU64 Z4, 192(AX)
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000100, CX
+	JMP       unrolled
+
+single:
+	CMPQ      CX, $0x00000040
+	JB        tail
+	VMOVDQU64 (AX), Z1
+	VDIVPS    Z0, Z1, Z1
+	VMOVDQU64 Z1, (AX)
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x00000040, CX
+	JMP       single
+
+tail:
+	TESTQ       CX, CX
+	JZ          done
+	SHRQ        $0x02, CX
+	MOVQ        $-1, DX
+	BZHIQ       CX, DX, CX
+	KMOVW       CX, K1
+	VMOVDQU32.Z (AX), K1, Z1
+	VDIVPS      Z0, Z1, Z1
+	VMOVDQU32   Z1, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func divideFloat64AVX512(buf []byte, n float64)
+// Requires: AVX, AVX512F, BMI2, SSE2
+TEXT ·divideFloat64AVX512(SB), NOSPLIT, $0-32
+	MOVQ         buf_base+0(FP), AX
+	MOVQ         buf_len+8(FP), CX
+	MOVSD        n+24(FP), X0
+	VBROADCASTSD X0, Z0
+
+unrolled:
+	CMPQ      CX, $0x00000100
+	JB        single
+	VMOVDQU64 (AX), Z1
+	VMOVDQU64 64(AX), Z2
+	VMOVDQU64 128(AX), Z3
+	VMOVDQU64 192(AX), Z4
+	VDIVPD    Z0, Z1, Z1
+	VMOVDQU64 Z1, (AX)
+	VDIVPD    Z0, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VDIVPD    Z0, Z3, Z3
+	VMOVDQU64 Z3, 128(AX)
+	VDIVPD    Z0, Z4, Z4
+	VMOVDQU64 Z4, 192(AX)
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000100, CX
+	JMP       unrolled
+
+single:
+	CMPQ      CX, $0x00000040
+	JB        tail
+	VMOVDQU64 (AX), Z1
+	VDIVPD    Z0, Z1, Z1
+	VMOVDQU64 Z1, (AX)
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x00000040, CX
+	JMP       single
+
+tail:
+	TESTQ       CX, CX
+	JZ          done
+	SHRQ        $0x03, CX
+	MOVQ        $-1, DX
+	BZHIQ       CX, DX, CX
+	KMOVW       CX, K1
+	VMOVDQU64.Z (AX), K1, Z1
+	VDIVPD      Z0, Z1, Z1
+	VMOVDQU64   Z1, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func divideFloat16AVX512(buf []byte, n float32)
+// Requires: AVX, AVX512F, BMI2, SSE
+TEXT ·divideFloat16AVX512(SB), NOSPLIT, $0-28
+	MOVQ         buf_base+0(FP), AX
+	MOVQ         buf_len+8(FP), CX
+	MOVSS        n+24(FP), X0
+	VBROADCASTSS X0, Z0
+
+unrolled:
+	CMPQ      CX, $0x00000080
+	JB        single
+	VCVTPH2PS (AX), Z1
+	VCVTPH2PS 32(AX), Z2
+	VCVTPH2PS 64(AX), Z3
+	VCVTPH2PS 96(AX), Z4
+	VDIVPS    Z0, Z1, Z1
+	VCVTPS2PH $0x00, Z1, (AX)
+	VDIVPS    Z0, Z2, Z2
+	VCVTPS2PH $0x00, Z2, 32(AX)
+	VDIVPS    Z0, Z3, Z3
+	VCVTPS2PH $0x00, Z3, 64(AX)
+	VDIVPS    Z0, Z4, Z4
+	VCVTPS2PH $0x00, Z4, 96(AX)
+	ADDQ      $0x00000080, AX
+	SUBQ      $0x00000080, CX
+	JMP       unrolled
+
+single:
+	CMPQ      CX, $0x00000020
+	JB        tail
+	VCVTPH2PS (AX), Z1
+	VDIVPS    Z0, Z1, Z1
+	VCVTPS2PH $0x00, Z1, (AX)
+	ADDQ      $0x00000020, AX
+	SUBQ      $0x00000020, CX
+	JMP       single
+
+tail:
+	TESTQ       CX, CX
+	JZ          done
+	SHRQ        $0x01, CX
+	MOVQ        $-1, DX
+	BZHIQ       CX, DX, CX
+	KMOVW       CX, K1
+	VCVTPH2PS.Z (AX), K1, Z1
+	VDIVPS      Z0, Z1, Z1
+	VCVTPS2PH   $0x00, Z1, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func divideBFloat16AVX512(buf []byte, n float32)
+// Requires: AVX, AVX512F, BMI2, SSE
+TEXT ·divideBFloat16AVX512(SB), NOSPLIT, $0-28
+	MOVQ         buf_base+0(FP), AX
+	MOVQ         buf_len+8(FP), CX
+	MOVL         $0x00000001, DX
+	VPBROADCASTD DX, Z0
+	MOVL         $0x00007fff, DX
+	VPBROADCASTD DX, Z1
+	MOVL         $0x00000040, DX
+	VPBROADCASTD DX, Z2
+	MOVSS        n+24(FP), X3
+	VBROADCASTSS X3, Z3
+
+unrolled:
+	CMPQ      CX, $0x00000080
+	JB        single
+	VPMOVZXWD (AX), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VPMOVZXWD 32(AX), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VPMOVZXWD 64(AX), Z6
+	VPSLLD    $0x10, Z6, Z6
+	VPMOVZXWD 96(AX), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VDIVPS    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z8
+	VPSRLD    $0x10, Z4, Z10
+	VPANDD    Z0, Z8, Z8
+	VPADDD    Z1, Z4, Z9
+	VPADDD    Z8, Z9, Z9
+	VPSRLD    $0x10, Z9, Z9
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z10, K1, Z9
+	VPMOVDW   Z9, (AX)
+	VDIVPS    Z3, Z5, Z5
+	VPSRLD    $0x10, Z5, Z4
+	VPSRLD    $0x10, Z5, Z9
+	VPANDD    Z0, Z4, Z4
+	VPADDD    Z1, Z5, Z8
+	VPADDD    Z4, Z8, Z8
+	VPSRLD    $0x10, Z8, Z8
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z9, K1, Z8
+	VPMOVDW   Z8, 32(AX)
+	VDIVPS    Z3, Z6, Z6
+	VPSRLD    $0x10, Z6, Z4
+	VPSRLD    $0x10, Z6, Z8
+	VPANDD    Z0, Z4, Z4
+	VPADDD    Z1, Z6, Z5
+	VPADDD    Z4, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VCMPPS    $0x03, Z6, Z6, K1
+	VPORD     Z2, Z8, K1, Z5
+	VPMOVDW   Z5, 64(AX)
+	VDIVPS    Z3, Z7, Z7
+	VPSRLD    $0x10, Z7, Z4
+	VPSRLD    $0x10, Z7, Z6
+	VPANDD    Z0, Z4, Z4
+	VPADDD    Z1, Z7, Z5
+	VPADDD    Z4, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VCMPPS    $0x03, Z7, Z7, K1
+	VPORD     Z2, Z6, K1, Z5
+	VPMOVDW   Z5, 96(AX)
+	ADDQ      $0x00000080, AX
+	SUBQ      $0x00000080, CX
+	JMP       unrolled
+
+single:
+	CMPQ      CX, $0x00000020
+	JB        tail
+	VPMOVZXWD (AX), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VDIVPS    Z3, Z4, Z4
+	VPSRLD    $0x10, Z4, Z5
+	VPSRLD    $0x10, Z4, Z7
+	VPANDD    Z0, Z5, Z5
+	VPADDD    Z1, Z4, Z6
+	VPADDD    Z5, Z6, Z6
+	VPSRLD    $0x10, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z7, K1, Z6
+	VPMOVDW   Z6, (AX)
+	ADDQ      $0x00000020, AX
+	SUBQ      $0x00000020, CX
+	JMP       single
+
+tail:
+	TESTQ       CX, CX
+	JZ          done
+	SHRQ        $0x01, CX
+	MOVQ        $-1, DX
+	BZHIQ       CX, DX, CX
+	KMOVW       CX, K1
+	VPMOVZXWD.Z (AX), K1, Z4
+	VPSLLD      $0x10, Z4, Z4
+	VDIVPS      Z3, Z4, Z4
+	VPSRLD      $0x10, Z4, Z3
+	VPSRLD      $0x10, Z4, Z5
+	VPANDD      Z0, Z3, Z3
+	VPADDD      Z1, Z4, Z0
+	VPADDD      Z3, Z0, Z0
+	VPSRLD      $0x10, Z0, Z0
+	VCMPPS      $0x03, Z4, Z4, K2
+	VPORD       Z2, Z5, K2, Z0
+	VPMOVDW     Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
 // func sumFloat32AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX
 TEXT ·sumFloat32AVX2(SB), NOSPLIT, $0-72
@@ -3926,6 +4194,209 @@ single:
 	ADDQ         $0x00000010, CX
 	ADDQ         $0x00000010, DX
 	SUBQ         $0x00000010, BX
+	JMP          single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func divideFloat32AVX2(buf []byte, n float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·divideFloat32AVX2(SB), NOSPLIT, $0-28
+	MOVQ         buf_base+0(FP), AX
+	MOVQ         buf_len+8(FP), CX
+	MOVSS        n+24(FP), X0
+	VBROADCASTSS X0, Y0
+
+unrolled:
+	CMPQ    CX, $0x00000080
+	JB      single
+	VMOVDQU (AX), Y1
+	VMOVDQU 32(AX), Y2
+	VMOVDQU 64(AX), Y3
+	VMOVDQU 96(AX), Y4
+	VDIVPS  Y0, Y1, Y1
+	VMOVDQU Y1, (AX)
+	VDIVPS  Y0, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VDIVPS  Y0, Y3, Y3
+	VMOVDQU Y3, 64(AX)
+	VDIVPS  Y0, Y4, Y4
+	VMOVDQU Y4, 96(AX)
+	ADDQ    $0x00000080, AX
+	SUBQ    $0x00000080, CX
+	JMP     unrolled
+
+single:
+	CMPQ    CX, $0x00000020
+	JB      tail
+	VMOVDQU (AX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVDQU Y1, (AX)
+	ADDQ    $0x00000020, AX
+	SUBQ    $0x00000020, CX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func divideFloat64AVX2(buf []byte, n float64)
+// Requires: AVX, AVX2, SSE2
+TEXT ·divideFloat64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         buf_base+0(FP), AX
+	MOVQ         buf_len+8(FP), CX
+	MOVSD        n+24(FP), X0
+	VBROADCASTSD X0, Y0
+
+unrolled:
+	CMPQ    CX, $0x00000080
+	JB      single
+	VMOVDQU (AX), Y1
+	VMOVDQU 32(AX), Y2
+	VMOVDQU 64(AX), Y3
+	VMOVDQU 96(AX), Y4
+	VDIVPD  Y0, Y1, Y1
+	VMOVDQU Y1, (AX)
+	VDIVPD  Y0, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VDIVPD  Y0, Y3, Y3
+	VMOVDQU Y3, 64(AX)
+	VDIVPD  Y0, Y4, Y4
+	VMOVDQU Y4, 96(AX)
+	ADDQ    $0x00000080, AX
+	SUBQ    $0x00000080, CX
+	JMP     unrolled
+
+single:
+	CMPQ    CX, $0x00000020
+	JB      tail
+	VMOVDQU (AX), Y1
+	VDIVPD  Y0, Y1, Y1
+	VMOVDQU Y1, (AX)
+	ADDQ    $0x00000020, AX
+	SUBQ    $0x00000020, CX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func divideFloat16AVX2(buf []byte, n float32)
+// Requires: AVX, AVX2, F16C, SSE
+TEXT ·divideFloat16AVX2(SB), NOSPLIT, $0-28
+	MOVQ         buf_base+0(FP), AX
+	MOVQ         buf_len+8(FP), CX
+	MOVSS        n+24(FP), X0
+	VBROADCASTSS X0, Y0
+
+unrolled:
+	CMPQ      CX, $0x00000040
+	JB        single
+	VCVTPH2PS (AX), Y1
+	VCVTPH2PS 16(AX), Y2
+	VCVTPH2PS 32(AX), Y3
+	VCVTPH2PS 48(AX), Y4
+	VDIVPS    Y0, Y1, Y1
+	VCVTPS2PH $0x00, Y1, (AX)
+	VDIVPS    Y0, Y2, Y2
+	VCVTPS2PH $0x00, Y2, 16(AX)
+	VDIVPS    Y0, Y3, Y3
+	VCVTPS2PH $0x00, Y3, 32(AX)
+	VDIVPS    Y0, Y4, Y4
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x00000040, CX
+	JMP       unrolled
+
+single:
+	CMPQ      CX, $0x00000010
+	JB        tail
+	VCVTPH2PS (AX), Y1
+	VDIVPS    Y0, Y1, Y1
+	VCVTPS2PH $0x00, Y1, (AX)
+	ADDQ      $0x00000010, AX
+	SUBQ      $0x00000010, CX
+	JMP       single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func divideBFloat16AVX2(buf []byte, n float32)
+// Requires: AVX, AVX2, SSE, SSE2
+TEXT ·divideBFloat16AVX2(SB), NOSPLIT, $0-28
+	MOVQ         buf_base+0(FP), AX
+	MOVQ         buf_len+8(FP), CX
+	MOVL         $0x00000001, DX
+	MOVD         DX, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00007fff, DX
+	MOVD         DX, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000040, DX
+	MOVD         DX, X2
+	VPBROADCASTD X2, Y2
+	MOVSS        n+24(FP), X3
+	VBROADCASTSS X3, Y3
+
+unrolled:
+	CMPQ         CX, $0x00000020
+	JB           single
+	VPMOVZXWD    (AX), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VPMOVZXWD    16(AX), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VDIVPS       Y3, Y4, Y4
+	VPSRLD       $0x10, Y4, Y6
+	VPSRLD       $0x10, Y4, Y8
+	VPAND        Y0, Y6, Y6
+	VPADDD       Y1, Y4, Y7
+	VPADDD       Y6, Y7, Y7
+	VPSRLD       $0x10, Y7, Y7
+	VCMPPS       $0x03, Y4, Y4, Y4
+	VPOR         Y2, Y8, Y8
+	VBLENDVPS    Y4, Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X4
+	VPACKUSDW    X4, X7, X4
+	VMOVDQU      X4, (AX)
+	VDIVPS       Y3, Y5, Y5
+	VPSRLD       $0x10, Y5, Y4
+	VPSRLD       $0x10, Y5, Y7
+	VPAND        Y0, Y4, Y4
+	VPADDD       Y1, Y5, Y6
+	VPADDD       Y4, Y6, Y6
+	VPSRLD       $0x10, Y6, Y6
+	VCMPPS       $0x03, Y5, Y5, Y4
+	VPOR         Y2, Y7, Y7
+	VBLENDVPS    Y4, Y7, Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X4
+	VPACKUSDW    X4, X6, X4
+	VMOVDQU      X4, 16(AX)
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000020, CX
+	JMP          unrolled
+
+single:
+	CMPQ         CX, $0x00000010
+	JB           tail
+	VPMOVZXWD    (AX), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VDIVPS       Y3, Y4, Y4
+	VPSRLD       $0x10, Y4, Y5
+	VPSRLD       $0x10, Y4, Y7
+	VPAND        Y0, Y5, Y5
+	VPADDD       Y1, Y4, Y6
+	VPADDD       Y5, Y6, Y6
+	VPSRLD       $0x10, Y6, Y6
+	VCMPPS       $0x03, Y4, Y4, Y4
+	VPOR         Y2, Y7, Y7
+	VBLENDVPS    Y4, Y7, Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X4
+	VPACKUSDW    X4, X6, X4
+	VMOVDQU      X4, (AX)
+	ADDQ         $0x00000010, AX
+	SUBQ         $0x00000010, CX
 	JMP          single
 
 tail:

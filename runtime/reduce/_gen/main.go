@@ -360,40 +360,94 @@ func kernel(s isa, k kind, o op) {
 	pa := Load(Param("a").Base(), GP64())
 	pb := Load(Param("b").Base(), GP64())
 	n := Load(Param("dst").Len(), GP64())
+	c := setup(s, k)
+	if k == uint64K && !s.evex {
+		c.sign = broadcast64(s, 1<<63)
+	}
+	unroll := 4
+	if k == bfloat16K && !s.evex {
+		unroll = 2 // three constants and the rounding temporaries: 16 ymm registers
+	}
+	loops(s, k, c, n, unroll, d, []Register{pa, pb}, func(vs []VecVirtual) VecVirtual {
+		return compute(s, k, o, c, vs[0], vs[1])
+	})
+}
 
+// divide writes the kernel dividing every element of buf by n in place
+// (the end of Avg): VDIVPS/VDIVPD, correctly rounded like the scalar Go
+// division, with the 16-bit types widened to float32 and rounded once back.
+func divide(s isa, k kind) {
+	name := fmt.Sprintf("divide%s%s", k.name, s.name)
+	scalar := "float32"
+	if k == float64K {
+		scalar = "float64"
+	}
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(buf []byte, n %s)", scalar))
+	if s.evex {
+		Doc(fmt.Sprintf("%s divides all %s elements of buf by n with AVX-512.", name, k.name))
+	} else {
+		Doc(fmt.Sprintf("%s divides the first len(buf) &^ %d bytes of %s elements by n with AVX2.", name, memBytes(s, k)-1, k.name))
+	}
+	p := Load(Param("buf").Base(), GP64())
+	n := Load(Param("buf").Len(), GP64())
+	c := setup(s, k)
+	x := Load(Param("n"), XMM())
+	div := s.vec()
+	if k == float64K {
+		VBROADCASTSD(x, div)
+	} else {
+		VBROADCASTSS(x, div)
+	}
+	unroll := 4
+	if k == bfloat16K && !s.evex {
+		unroll = 2
+	}
+	loops(s, k, c, n, unroll, p, []Register{p}, func(vs []VecVirtual) VecVirtual {
+		if k == float64K {
+			VDIVPD(div, vs[0], vs[0])
+		} else {
+			VDIVPS(div, vs[0], vs[0])
+		}
+		return vs[0]
+	})
+}
+
+// setup broadcasts the constants the loads and stores of k need.
+func setup(s isa, k kind) consts {
 	var c consts
 	if k == bfloat16K {
 		c.one = broadcast32(s, 1)
 		c.bias = broadcast32(s, 0x7fff)
 		c.quiet = broadcast32(s, 0x40)
 	}
-	if k == uint64K && !s.evex {
-		c.sign = broadcast64(s, 1<<63)
-	}
+	return c
+}
 
+// loops emits the unrolled, single-vector and (AVX-512) masked-tail loops
+// over the byte count n: one vector is loaded through each of srcs, f
+// combines them and the result is stored through dst (which may be one of
+// srcs). All pointers advance together.
+func loops(s isa, k kind, c consts, n Register, unroll int, dst Register, srcs []Register, f func([]VecVirtual) VecVirtual) {
 	vm := memBytes(s, k)
-	unroll := 4
-	if k == bfloat16K && !s.evex {
-		unroll = 2 // three constants and the rounding temporaries: 16 ymm registers
-	}
 	blk := unroll * vm
-
 	body := func(count int, mask Op) {
-		xs := make([]VecVirtual, count)
-		ys := make([]VecVirtual, count)
+		in := make([][]VecVirtual, count)
 		for u := range count {
-			xs[u] = load(s, k, Mem{Base: pa, Disp: u * vm}, mask)
-			ys[u] = load(s, k, Mem{Base: pb, Disp: u * vm}, mask)
+			for _, p := range srcs {
+				in[u] = append(in[u], load(s, k, Mem{Base: p, Disp: u * vm}, mask))
+			}
 		}
 		for u := range count {
-			r := compute(s, k, o, c, xs[u], ys[u])
-			store(s, k, c, r, Mem{Base: d, Disp: u * vm}, mask)
+			store(s, k, c, f(in[u]), Mem{Base: dst, Disp: u * vm}, mask)
 		}
 	}
 	advance := func(by int) {
-		ADDQ(U32(by), d)
-		ADDQ(U32(by), pa)
-		ADDQ(U32(by), pb)
+		ADDQ(U32(by), dst)
+		for _, p := range srcs {
+			if p != dst {
+				ADDQ(U32(by), p)
+			}
+		}
 		SUBQ(U32(by), n)
 	}
 
@@ -454,6 +508,9 @@ func main() {
 				}
 				kernel(s, p.k, o)
 			}
+		}
+		for _, k := range []kind{float32K, float64K, float16K, bfloat16K} {
+			divide(s, k)
 		}
 	}
 	Generate()
