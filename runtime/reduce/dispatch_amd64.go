@@ -20,8 +20,14 @@ func detectLevel() isaLevel {
 }
 
 // avx512Loops handle every element themselves, the last partial vector
-// with a masked load and store.
+// with a masked load and store. The 8- and 16-bit integer kernels need
+// AVX512BW as well (see archLoop). There is no 8-bit multiply in any
+// x86 vector ISA, so 8-bit Prod stays generic.
 var avx512Loops = [numDTypes][numOps]loop{
+	Int8:     {Sum: sumInt8AVX512, Max: maxInt8AVX512, Min: minInt8AVX512},
+	Uint8:    {Sum: sumInt8AVX512, Max: maxUint8AVX512, Min: minUint8AVX512},
+	Int16:    {Sum: sumInt16AVX512, Prod: prodInt16AVX512, Max: maxInt16AVX512, Min: minInt16AVX512},
+	Uint16:   {Sum: sumInt16AVX512, Prod: prodInt16AVX512, Max: maxUint16AVX512, Min: minUint16AVX512},
 	Int32:    {Sum: sumInt32AVX512, Prod: prodInt32AVX512, Max: maxInt32AVX512, Min: minInt32AVX512},
 	Uint32:   {Sum: sumInt32AVX512, Prod: prodInt32AVX512, Max: maxUint32AVX512, Min: minUint32AVX512},
 	Int64:    {Sum: sumInt64AVX512, Prod: prodInt64AVX512, Max: maxInt64AVX512, Min: minInt64AVX512},
@@ -35,6 +41,10 @@ var avx512Loops = [numDTypes][numOps]loop{
 // avx2Loops handle whole vectors only (see avx2Tail). There is no AVX2
 // 64-bit multiply, so 64-bit Prod stays generic.
 var avx2Loops = [numDTypes][numOps]loop{
+	Int8:     {Sum: sumInt8AVX2, Max: maxInt8AVX2, Min: minInt8AVX2},
+	Uint8:    {Sum: sumInt8AVX2, Max: maxUint8AVX2, Min: minUint8AVX2},
+	Int16:    {Sum: sumInt16AVX2, Prod: prodInt16AVX2, Max: maxInt16AVX2, Min: minInt16AVX2},
+	Uint16:   {Sum: sumInt16AVX2, Prod: prodInt16AVX2, Max: maxUint16AVX2, Min: minUint16AVX2},
 	Int32:    {Sum: sumInt32AVX2, Prod: prodInt32AVX2, Max: maxInt32AVX2, Min: minInt32AVX2},
 	Uint32:   {Sum: sumInt32AVX2, Prod: prodInt32AVX2, Max: maxUint32AVX2, Min: minUint32AVX2},
 	Int64:    {Sum: sumInt64AVX2, Max: maxInt64AVX2, Min: minInt64AVX2},
@@ -50,6 +60,9 @@ var avx2Loops = [numDTypes][numOps]loop{
 func archLoop(l isaLevel, d DType, op Op) loop {
 	switch l {
 	case levelAVX512:
+		if !d.IsFloat() && d.Size() <= 2 && !cpu.X86.HasAVX512BW {
+			return archLoop(levelAVX2, d, op)
+		}
 		return avx512Loops[d][op]
 	case levelAVX2:
 		f := avx2Loops[d][op]
@@ -64,7 +77,7 @@ func archLoop(l isaLevel, d DType, op Op) loop {
 // avx2Block is how many bytes of each operand one AVX2 vector covers: 32,
 // or 16 for the 16-bit floats (widened to eight float32 lanes).
 func avx2Block(d DType) int {
-	if d.Size() == 2 {
+	if d == Float16 || d == BFloat16 {
 		return 16
 	}
 	return 32

@@ -18,10 +18,11 @@
 // # Implementations
 //
 // Every (DType, Op) pair has a pure-Go loop (loops_*.go), the only code under
-// -tags noasm and off amd64. On amd64 the float32, float64, int32/uint32,
-// int64/uint64, float16 and bfloat16 kernels are also written in AVX2 and
-// AVX-512 assembly (kernels_amd64.s), generated with avo by the program in
-// _gen; the best level the CPU supports is chosen once at init
+// -tags noasm and off amd64. On amd64 every type also has AVX2 and AVX-512
+// kernels, except 8-bit Prod (no x86 vector ISA multiplies bytes) and 64-bit
+// Prod below AVX-512, and Divide is vectorised too. The assembly
+// (kernels_amd64.s) is generated with avo by the program in _gen (go
+// generate); the best level the CPU supports is chosen once at init
 // (dispatch_amd64.go). The tests run every level this machine has and
 // compare the assembly with the Go loops bit for bit, and the Go loops with
 // a naive per-element reference.

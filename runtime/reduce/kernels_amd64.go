@@ -4,6 +4,39 @@
 
 package reduce
 
+// sumInt8AVX512 computes dst[i] = a[i] sum b[i] over all Int8 elements with AVX-512.
+func sumInt8AVX512(dst []byte, a []byte, b []byte)
+
+// maxInt8AVX512 computes dst[i] = a[i] max b[i] over all Int8 elements with AVX-512.
+func maxInt8AVX512(dst []byte, a []byte, b []byte)
+
+// minInt8AVX512 computes dst[i] = a[i] min b[i] over all Int8 elements with AVX-512.
+func minInt8AVX512(dst []byte, a []byte, b []byte)
+
+// maxUint8AVX512 computes dst[i] = a[i] max b[i] over all Uint8 elements with AVX-512.
+func maxUint8AVX512(dst []byte, a []byte, b []byte)
+
+// minUint8AVX512 computes dst[i] = a[i] min b[i] over all Uint8 elements with AVX-512.
+func minUint8AVX512(dst []byte, a []byte, b []byte)
+
+// sumInt16AVX512 computes dst[i] = a[i] sum b[i] over all Int16 elements with AVX-512.
+func sumInt16AVX512(dst []byte, a []byte, b []byte)
+
+// prodInt16AVX512 computes dst[i] = a[i] prod b[i] over all Int16 elements with AVX-512.
+func prodInt16AVX512(dst []byte, a []byte, b []byte)
+
+// maxInt16AVX512 computes dst[i] = a[i] max b[i] over all Int16 elements with AVX-512.
+func maxInt16AVX512(dst []byte, a []byte, b []byte)
+
+// minInt16AVX512 computes dst[i] = a[i] min b[i] over all Int16 elements with AVX-512.
+func minInt16AVX512(dst []byte, a []byte, b []byte)
+
+// maxUint16AVX512 computes dst[i] = a[i] max b[i] over all Uint16 elements with AVX-512.
+func maxUint16AVX512(dst []byte, a []byte, b []byte)
+
+// minUint16AVX512 computes dst[i] = a[i] min b[i] over all Uint16 elements with AVX-512.
+func minUint16AVX512(dst []byte, a []byte, b []byte)
+
 // sumFloat32AVX512 computes dst[i] = a[i] sum b[i] over all Float32 elements with AVX-512.
 func sumFloat32AVX512(dst []byte, a []byte, b []byte)
 
@@ -99,6 +132,39 @@ func divideFloat16AVX512(buf []byte, n float32)
 
 // divideBFloat16AVX512 divides all BFloat16 elements of buf by n with AVX-512.
 func divideBFloat16AVX512(buf []byte, n float32)
+
+// sumInt8AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int8 elements with AVX2.
+func sumInt8AVX2(dst []byte, a []byte, b []byte)
+
+// maxInt8AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int8 elements with AVX2.
+func maxInt8AVX2(dst []byte, a []byte, b []byte)
+
+// minInt8AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int8 elements with AVX2.
+func minInt8AVX2(dst []byte, a []byte, b []byte)
+
+// maxUint8AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint8 elements with AVX2.
+func maxUint8AVX2(dst []byte, a []byte, b []byte)
+
+// minUint8AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Uint8 elements with AVX2.
+func minUint8AVX2(dst []byte, a []byte, b []byte)
+
+// sumInt16AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2.
+func sumInt16AVX2(dst []byte, a []byte, b []byte)
+
+// prodInt16AVX2 computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2.
+func prodInt16AVX2(dst []byte, a []byte, b []byte)
+
+// maxInt16AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2.
+func maxInt16AVX2(dst []byte, a []byte, b []byte)
+
+// minInt16AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2.
+func minInt16AVX2(dst []byte, a []byte, b []byte)
+
+// maxUint16AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint16 elements with AVX2.
+func maxUint16AVX2(dst []byte, a []byte, b []byte)
+
+// minUint16AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Uint16 elements with AVX2.
+func minUint16AVX2(dst []byte, a []byte, b []byte)
 
 // sumFloat32AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Float32 elements with AVX2.
 func sumFloat32AVX2(dst []byte, a []byte, b []byte)

@@ -4,6 +4,688 @@
 
 #include "textflag.h"
 
+// func sumInt8AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·sumInt8AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPADDB    Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPADDB    Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPADDB    Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPADDB    Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPADDB    Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ      BX, BX
+	JZ         done
+	SHRQ       $0x00, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z0
+	VMOVDQU8.Z (DX), K1, Z1
+	VPADDB     Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func maxInt8AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·maxInt8AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXSB   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPMAXSB   Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPMAXSB   Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPMAXSB   Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXSB   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ      BX, BX
+	JZ         done
+	SHRQ       $0x00, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z0
+	VMOVDQU8.Z (DX), K1, Z1
+	VPMAXSB    Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func minInt8AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·minInt8AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINSB   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPMINSB   Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPMINSB   Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPMINSB   Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINSB   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ      BX, BX
+	JZ         done
+	SHRQ       $0x00, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z0
+	VMOVDQU8.Z (DX), K1, Z1
+	VPMINSB    Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func maxUint8AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·maxUint8AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXUB   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPMAXUB   Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPMAXUB   Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPMAXUB   Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXUB   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ      BX, BX
+	JZ         done
+	SHRQ       $0x00, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z0
+	VMOVDQU8.Z (DX), K1, Z1
+	VPMAXUB    Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func minUint8AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·minUint8AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINUB   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPMINUB   Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPMINUB   Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPMINUB   Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINUB   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ      BX, BX
+	JZ         done
+	SHRQ       $0x00, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z0
+	VMOVDQU8.Z (DX), K1, Z1
+	VPMINUB    Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func sumInt16AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·sumInt16AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPADDW    Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPADDW    Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPADDW    Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPADDW    Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPADDW    Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPADDW      Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func prodInt16AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·prodInt16AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMULLW   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPMULLW   Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPMULLW   Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPMULLW   Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMULLW   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPMULLW     Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func maxInt16AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·maxInt16AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXSW   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPMAXSW   Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPMAXSW   Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPMAXSW   Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXSW   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPMAXSW     Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func minInt16AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·minInt16AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINSW   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPMINSW   Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPMINSW   Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPMINSW   Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINSW   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPMINSW     Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func maxUint16AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·maxUint16AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXUW   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPMAXUW   Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPMAXUW   Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPMAXUW   Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXUW   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPMAXUW     Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func minUint16AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·minUint16AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINUW   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	VPMINUW   Z3, Z2, Z2
+	VMOVDQU64 Z2, 64(AX)
+	VPMINUW   Z5, Z4, Z4
+	VMOVDQU64 Z4, 128(AX)
+	VPMINUW   Z7, Z6, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINUW   Z1, Z0, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPMINUW     Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
 // func sumFloat32AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·sumFloat32AVX512(SB), NOSPLIT, $0-72
@@ -2461,6 +3143,556 @@ tail:
 	VPMOVDW     Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func sumInt8AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·sumInt8AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPADDB  Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPADDB  Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPADDB  Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPADDB  Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPADDB  Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func maxInt8AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·maxInt8AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPMAXSB Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPMAXSB Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPMAXSB Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPMAXSB Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPMAXSB Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func minInt8AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·minInt8AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPMINSB Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPMINSB Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPMINSB Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPMINSB Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPMINSB Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func maxUint8AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·maxUint8AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPMAXUB Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPMAXUB Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPMAXUB Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPMAXUB Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPMAXUB Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func minUint8AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·minUint8AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPMINUB Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPMINUB Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPMINUB Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPMINUB Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPMINUB Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func sumInt16AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·sumInt16AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPADDW  Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPADDW  Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPADDW  Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPADDW  Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPADDW  Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func prodInt16AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·prodInt16AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPMULLW Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPMULLW Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPMULLW Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPMULLW Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPMULLW Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func maxInt16AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·maxInt16AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPMAXSW Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPMAXSW Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPMAXSW Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPMAXSW Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPMAXSW Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func minInt16AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·minInt16AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPMINSW Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPMINSW Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPMINSW Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPMINSW Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPMINSW Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func maxUint16AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·maxUint16AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPMAXUW Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPMAXUW Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPMAXUW Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPMAXUW Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPMAXUW Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func minUint16AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2
+TEXT ·minUint16AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ    BX, $0x00000080
+	JB      single
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VMOVDQU 32(CX), Y2
+	VMOVDQU 32(DX), Y3
+	VMOVDQU 64(CX), Y4
+	VMOVDQU 64(DX), Y5
+	VMOVDQU 96(CX), Y6
+	VMOVDQU 96(DX), Y7
+	VPMINUW Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	VPMINUW Y3, Y2, Y2
+	VMOVDQU Y2, 32(AX)
+	VPMINUW Y5, Y4, Y4
+	VMOVDQU Y4, 64(AX)
+	VPMINUW Y7, Y6, Y6
+	VMOVDQU Y6, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     unrolled
+
+single:
+	CMPQ    BX, $0x00000020
+	JB      tail
+	VMOVDQU (CX), Y0
+	VMOVDQU (DX), Y1
+	VPMINUW Y1, Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     single
+
+tail:
 	VZEROUPPER
 	RET
 

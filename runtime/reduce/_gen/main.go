@@ -54,6 +54,10 @@ type kind struct {
 }
 
 var (
+	int8K     = kind{"Int8", 1, 0}
+	uint8K    = kind{"Uint8", 1, 0}
+	int16K    = kind{"Int16", 2, 1}
+	uint16K   = kind{"Uint16", 2, 1}
 	float32K  = kind{"Float32", 4, 2}
 	float64K  = kind{"Float64", 8, 3}
 	int32K    = kind{"Int32", 4, 2}
@@ -65,7 +69,7 @@ var (
 )
 
 // half reports whether k is a 16-bit float type computed in float32.
-func (k kind) half() bool { return k.size == 2 }
+func (k kind) half() bool { return k == float16K || k == bfloat16K }
 
 // wide reports whether the computation lanes are 64-bit.
 func (k kind) wide() bool { return k.size == 8 }
@@ -136,6 +140,10 @@ func load(s isa, k kind, m Mem, mask Op) VecVirtual {
 		VMOVDQU(m, v)
 	case mask == nil:
 		VMOVDQU64(m, v)
+	case k.size == 1:
+		VMOVDQU8_Z(m, mask, v) // AVX512BW
+	case k.size == 2:
+		VMOVDQU16_Z(m, mask, v)
 	case k.wide():
 		VMOVDQU64_Z(m, mask, v)
 	default:
@@ -175,6 +183,10 @@ func store(s isa, k kind, c consts, v VecVirtual, m Mem, mask Op) {
 		VMOVDQU(v, m)
 	case mask == nil:
 		VMOVDQU64(v, m)
+	case k.size == 1:
+		VMOVDQU8(v, mask, m)
+	case k.size == 2:
+		VMOVDQU16(v, mask, m)
 	case k.wide():
 		VMOVDQU64(v, mask, m)
 	default:
@@ -231,18 +243,12 @@ func compute(s isa, k kind, o op, c consts, x, y VecVirtual) VecVirtual {
 	}
 	switch o {
 	case sum:
-		if k.wide() {
-			VPADDQ(y, x, x)
-		} else {
-			VPADDD(y, x, x)
-		}
+		map[int]func(...Op){1: VPADDB, 2: VPADDW, 4: VPADDD, 8: VPADDQ}[k.size](y, x, x)
 		return x
 	case prod:
-		if k.wide() {
-			VPMULLQ(y, x, x) // AVX512DQ; there is no AVX2 kernel for it
-		} else {
-			VPMULLD(y, x, x)
-		}
+		// No 8-bit multiply exists, and 64-bit needs AVX512DQ: those
+		// kernels are not generated (see main).
+		map[int]func(...Op){2: VPMULLW, 4: VPMULLD, 8: VPMULLQ}[k.size](y, x, x)
 		return x
 	}
 	if k.wide() && !s.evex {
@@ -253,6 +259,10 @@ func compute(s isa, k kind, o op, c consts, x, y VecVirtual) VecVirtual {
 		o op
 	}
 	ins := map[key]func(...Op){
+		{int8K, maxOp}: VPMAXSB, {int8K, minOp}: VPMINSB,
+		{uint8K, maxOp}: VPMAXUB, {uint8K, minOp}: VPMINUB,
+		{int16K, maxOp}: VPMAXSW, {int16K, minOp}: VPMINSW,
+		{uint16K, maxOp}: VPMAXUW, {uint16K, minOp}: VPMINUW,
 		{int32K, maxOp}: VPMAXSD, {int32K, minOp}: VPMINSD,
 		{uint32K, maxOp}: VPMAXUD, {uint32K, minOp}: VPMINUD,
 		{int64K, maxOp}: VPMAXSQ, {int64K, minOp}: VPMINSQ,
@@ -475,7 +485,14 @@ func loops(s isa, k kind, c consts, n Register, unroll int, dst Register, srcs [
 		bits := GP64()
 		BZHIQ(n, ones, bits)
 		mask := K()
-		KMOVW(bits.As32(), mask)
+		switch lanes := vm / k.size; {
+		case lanes == 64:
+			KMOVQ(bits, mask) // AVX512BW
+		case lanes == 32:
+			KMOVD(bits.As32(), mask) // AVX512BW
+		default:
+			KMOVW(bits.As32(), mask)
+		}
 		body(1, mask)
 	}
 	Label("done")
@@ -492,6 +509,10 @@ func main() {
 			k   kind
 			ops []op
 		}{
+			{int8K, []op{sum, maxOp, minOp}},
+			{uint8K, minmax},
+			{int16K, all},
+			{uint16K, minmax},
 			{float32K, all},
 			{float64K, all},
 			{int32K, all},
