@@ -93,6 +93,10 @@ type RankError struct {
 	// Lost is set when the rank's control connection was lost while its
 	// process was still running; the launcher then killed it.
 	Lost bool
+	// Aborted is set when the rank aborted the job through the control
+	// plane, giving Reason, and did not exit with a failure of its own.
+	Aborted bool
+	Reason  string
 	// Err is set when the rank could not be observed any more (its host's
 	// spawner failed); the launcher then does not know how it ended.
 	Err error
@@ -115,14 +119,16 @@ func (e *RankError) what() string {
 		return fmt.Sprintf("was lost: %v", e.Err)
 	case e.Lost:
 		return "lost its control connection while running"
+	case e.Aborted:
+		return fmt.Sprintf("aborted the job: %s", e.Reason)
 	}
 	return e.Status.String()
 }
 
-// ExitCode is the failed rank's exit code (128+n for signal n); a lost rank
-// gives 1, since it never reported a code of its own.
+// ExitCode is the failed rank's exit code (128+n for signal n); a lost or
+// aborting rank gives 1, since it reported no failing code of its own.
 func (e *RankError) ExitCode() int {
-	if e.Lost || e.Err != nil {
+	if e.Lost || e.Aborted || e.Err != nil {
 		return ExitFailure
 	}
 	return e.Status.ExitCode()

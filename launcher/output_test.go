@@ -30,7 +30,7 @@ func TestLineWriter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
 			dst := writeFunc(func(p []byte) { got = append(got, string(p)) })
-			w := (&outputMux{tagged: tt.tagged, jobNum: 1}).writer(dst, 3, "stdout")
+			w := (&outputMux{tagged: tt.tagged, jobNum: 1}).writer(dst, 3, "stdout", false)
 			for _, c := range tt.chunks {
 				if n, err := w.Write([]byte(c)); n != len(c) || err != nil {
 					t.Fatalf("Write = %d, %v", n, err)
@@ -50,7 +50,7 @@ func TestLineWriter(t *testing.T) {
 // pieces of that size, every piece terminated.
 func TestLineWriterLongLine(t *testing.T) {
 	var out bytes.Buffer
-	w := (&outputMux{tagged: true, jobNum: 1}).writer(&out, 0, "stderr")
+	w := (&outputMux{tagged: true, jobNum: 1}).writer(&out, 0, "stderr", false)
 	line := strings.Repeat("z", 2*maxLineBytes+10)
 	for i := 0; i < len(line); i += 1 << 16 {
 		w.Write([]byte(line[i:min(i+1<<16, len(line))]))
@@ -68,6 +68,34 @@ func TestLineWriterLongLine(t *testing.T) {
 		}
 		if !strings.HasPrefix(p, "[1,0]<stderr>:") || len(p)-len("[1,0]<stderr>:") != want {
 			t.Fatalf("piece %d: %.20q... of %d bytes", i, p, len(p))
+		}
+	}
+}
+
+// TestLineWriterPartialFlush: an untagged prompt of the interactive rank
+// without a newline is forwarded after a short idle time; a tagged one waits
+// for its line.
+func TestLineWriterPartialFlush(t *testing.T) {
+	for _, tagged := range []bool{false, true} {
+		var out syncBuffer
+		w := (&outputMux{tagged: tagged, jobNum: 1}).writer(&out, 0, "stdout", true)
+		w.Write([]byte("done\nname? "))
+		time.Sleep(partialFlushDelay + 300*time.Millisecond)
+		want := "done\nname? "
+		if tagged {
+			want = "[1,0]<stdout>:done\n"
+		}
+		if got := out.String(); got != want {
+			t.Fatalf("tagged=%v: after idle %q, want %q", tagged, got, want)
+		}
+		w.Write([]byte("bob\n"))
+		w.Flush()
+		want = "done\nname? bob\n"
+		if tagged {
+			want = "[1,0]<stdout>:done\n[1,0]<stdout>:name? bob\n"
+		}
+		if got := out.String(); got != want {
+			t.Fatalf("tagged=%v: at the end %q, want %q", tagged, got, want)
 		}
 	}
 }

@@ -136,14 +136,16 @@ type supervisor struct {
 	exports    []string
 	mux        *outputMux
 
-	state   []rankState
-	procs   []Process
-	writers [][2]*lineWriter // stdout, stderr per rank
-	left    int              // ranks not yet finished
+	state    []rankState
+	procs    []Process
+	statuses []ExitStatus     // of finished ranks
+	writers  [][2]*lineWriter // stdout, stderr per rank
+	left     int              // ranks not yet finished
 
 	started chan startedMsg
 	exited  chan exitedMsg
-	lostDue chan int // a lost rank's window has passed
+	lostDue chan int             // a flagged rank's window has passed
+	flagged map[int]controlEvent // ranks the control plane reported lost or aborting
 
 	// Teardown.
 	result     error          // what Run returns; set by the first failure
@@ -174,18 +176,20 @@ func newSupervisor(r *resolved, ctl controlPlane) *supervisor {
 		mux:        &outputMux{tagged: r.TagOutput, jobNum: 1},
 		state:      make([]rankState, n),
 		procs:      make([]Process, n),
+		statuses:   make([]ExitStatus, n),
 		writers:    make([][2]*lineWriter, n),
 		left:       n,
 		started:    make(chan startedMsg, n),
 		exited:     make(chan exitedMsg, n),
 		lostDue:    make(chan int, n),
+		flagged:    make(map[int]controlEvent),
 		terminated: make(map[int]bool),
 		failed:     -1,
 	}
 	for i := range s.writers {
 		s.writers[i] = [2]*lineWriter{
-			s.mux.writer(r.stdout, i, "stdout"),
-			s.mux.writer(r.stderr, i, "stderr"),
+			s.mux.writer(r.stdout, i, "stdout", i == 0 && r.Stdin != nil),
+			s.mux.writer(r.stderr, i, "stderr", i == 0 && r.Stdin != nil),
 		}
 	}
 	return s
@@ -321,11 +325,13 @@ func (s *supervisor) onStarted(m startedMsg) {
 		s.signal(m.rank, syscall.SIGKILL)
 	case s.termSent:
 		s.signal(m.rank, s.termSig)
+		s.signal(m.rank, syscall.SIGCONT)
 	}
 }
 
 func (s *supervisor) onExited(m exitedMsg) {
 	s.state[m.rank] = finished
+	s.statuses[m.rank] = m.status
 	s.left--
 	for _, w := range s.writers[m.rank] {
 		if err := w.Flush(); err != nil {
@@ -338,33 +344,77 @@ func (s *supervisor) onExited(m exitedMsg) {
 		return
 	}
 	if m.err == nil && m.status.Success() {
+		if ev, ok := s.flagged[m.rank]; ok && ev.kind == eventAborted {
+			// It aborted the job, then exited 0: still the failure.
+			s.fail(s.flaggedError(m.rank, &m.status))
+		}
 		return
 	}
-	e := &RankError{Rank: m.rank, Pid: p.Pid(), Host: s.host(m.rank), Status: m.status, Err: m.err}
-	s.teardown(e, m.rank, syscall.SIGTERM, fmt.Sprintf("rank %d %s", m.rank, e.what()))
+	s.fail(&RankError{Rank: m.rank, Pid: p.Pid(), Host: s.host(m.rank), Status: m.status, Err: m.err})
 }
 
+// onControl handles the control plane's news. A rank that lost its
+// connection or aborted the job is flagged and given lostWindow to exit:
+// if it does, its exit status tells the story; if it is still running
+// then, it is the failure.
 func (s *supervisor) onControl(ev controlEvent) {
+	if ev.rank < 0 || ev.rank >= len(s.state) {
+		return
+	}
 	switch ev.kind {
 	case eventLost:
-		if s.tearing || ev.rank < 0 || ev.rank >= len(s.state) || s.state[ev.rank] != running {
-			return
-		}
-		s.r.log.Debug("rank lost its control connection", "rank", ev.rank)
-		rank := ev.rank
-		time.AfterFunc(lostWindow, func() { s.lostDue <- rank })
+		s.r.log.Debug("rank lost its control connection", "rank", ev.rank, "why", ev.reason)
 	case eventAborted:
 		s.r.log.Info("rank aborted the job", "rank", ev.rank, "reason", ev.reason)
 	}
+	if s.tearing {
+		return
+	}
+	if _, seen := s.flagged[ev.rank]; seen {
+		return
+	}
+	s.flagged[ev.rank] = ev
+	if s.state[ev.rank] == finished {
+		if ev.kind == eventAborted && s.procs[ev.rank] != nil {
+			// It exited 0 before the news of its abort arrived; the
+			// abort has reached every rank, so the job is over.
+			st := s.statuses[ev.rank]
+			s.fail(s.flaggedError(ev.rank, &st))
+		}
+		return
+	}
+	rank := ev.rank
+	time.AfterFunc(lostWindow, func() { s.lostDue <- rank })
 }
 
+// onLostDue: the window of a flagged rank has passed.
 func (s *supervisor) onLostDue(rank int) {
 	if s.tearing || s.state[rank] != running {
-		return // it exited in the window: its exit is the news
+		return // it exited in the window: its exit was the news
 	}
-	p := s.procs[rank]
-	e := &RankError{Rank: rank, Pid: p.Pid(), Host: s.host(rank), Lost: true}
-	s.teardown(e, rank, syscall.SIGTERM, fmt.Sprintf("rank %d %s", rank, e.what()))
+	s.fail(s.flaggedError(rank, nil))
+}
+
+// flaggedError describes a rank flagged by the control plane; st is its
+// exit status when it exited (with code 0) after aborting the job.
+func (s *supervisor) flaggedError(rank int, st *ExitStatus) *RankError {
+	ev := s.flagged[rank]
+	e := &RankError{Rank: rank, Pid: s.procs[rank].Pid(), Host: s.host(rank)}
+	if st != nil {
+		e.Status = *st
+	}
+	switch ev.kind {
+	case eventLost:
+		e.Lost = true
+	case eventAborted:
+		e.Aborted, e.Reason = true, ev.reason
+	}
+	return e
+}
+
+// fail tears the job down because of rank e.Rank.
+func (s *supervisor) fail(e *RankError) {
+	s.teardown(e, e.Rank, syscall.SIGTERM, fmt.Sprintf("rank %d %s", e.Rank, e.what()))
 }
 
 // onSignal forwards the first SIGINT or SIGTERM the launcher gets to every
@@ -414,12 +464,16 @@ func (s *supervisor) teardown(result error, failed int, sig syscall.Signal, reas
 	s.sendTerm()
 }
 
-// sendTerm sends termSig to every running rank and arms the SIGKILL timer.
+// sendTerm sends termSig to every running rank (the failed one too, when
+// it is a lost rank still running) and arms the SIGKILL timer. SIGCONT
+// follows, so that a stopped rank gets to handle the signal rather than sit
+// out the grace.
 func (s *supervisor) sendTerm() {
 	s.termSent = true
 	for rank, st := range s.state {
-		if st == running && rank != s.failed {
+		if st == running {
 			s.signal(rank, s.termSig)
+			s.signal(rank, syscall.SIGCONT)
 		}
 	}
 	s.killTimer = time.NewTimer(s.r.grace)
