@@ -14,5 +14,7 @@
 //	sudo testhosts/hosts.sh down
 //
 // Faults ([Env.Crash], [Env.Cut]) register a cleanup that restores the host, so a test
-// leaves the harness as it found it.
+// leaves the harness as it found it. Require also takes a machine-wide lock on the
+// harness for the test's duration: `go test ./...` runs packages' test binaries at
+// once, and one package crashing h2 must not fail another's test on h2.
 package testhosts

@@ -75,6 +75,9 @@ func fromVars(v map[string]string) (*Env, error) {
 	if len(e.Hosts) == 0 {
 		return nil, fmt.Errorf("HCCL_TEST_HOSTS is empty")
 	}
+	if e.State == "" {
+		e.State = DefaultState
+	}
 	if len(e.Names) == 0 { // an older env without names: hosts.sh numbers them in order
 		for i := range e.Hosts {
 			e.Names = append(e.Names, "h"+strconv.Itoa(i+1))

@@ -12,12 +12,20 @@ import (
 // Require returns the running harness with at least n hosts, each answering on its ssh
 // port. When the process is not root, or the harness is not up, it skips the test with
 // a message that says how to bring it up; with HCCL_TEST_REQUIRE_HOSTS=1 it fails the
-// test instead, so CI notices a harness that did not start.
+// test instead, so CI notices a harness that did not start. The test holds the
+// harness (see lock.go) until it ends, so tests of different packages do not crash
+// hosts under each other.
 func Require(t testing.TB, n int) *Env {
 	t.Helper()
 	e, why := lookupReady(n)
 	if why == "" {
-		return e
+		if err := lock(t, e.State); err != nil {
+			t.Fatal("testhosts: ", err)
+		}
+		// a test of another package may have crashed or cut a host before it let go
+		if e, why = lookupReady(n); why == "" {
+			return e
+		}
 	}
 	msg := fmt.Sprintf("testhosts: %s; to run this test: sudo testhosts/hosts.sh up %d && eval \"$(testhosts/hosts.sh env)\"", why, max(n, 3))
 	if requireHosts() {
