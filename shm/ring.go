@@ -68,8 +68,8 @@ type Ring struct {
 	_ [64]byte
 	// Producer-local state: the producer's own counter and the last
 	// consumer counter it read. Reading the shared tail only when the
-	// cached one says the ring is full keeps the consumer's line out of
-	// the producer's cache in steady state.
+	// cached one says there is not room enough keeps the consumer's line
+	// out of the producer's cache while the ring has room.
 	wHead, wTail uint64
 	_            [64]byte
 	// Consumer-local state, likewise.
@@ -208,7 +208,7 @@ func (r *Ring) Reserve(ctx context.Context, max int) ([]byte, error) {
 			return nil, err
 		}
 		free := r.cap - (r.wHead - r.wTail)
-		if free == 0 {
+		if free < uint64(max) {
 			r.wTail = r.tail.Load()
 			free = r.cap - (r.wHead - r.wTail)
 		}
@@ -267,7 +267,7 @@ func (r *Ring) Peek(ctx context.Context, max int) ([]byte, error) {
 			return nil, ErrClosed
 		}
 		avail := r.rHead - r.rTail
-		if avail == 0 {
+		if avail < uint64(max) {
 			r.rHead = r.head.Load()
 			avail = r.rHead - r.rTail
 		}

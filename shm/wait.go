@@ -31,6 +31,11 @@ func (r *Ring) await(ctx context.Context, consumer bool) error {
 	if consumer {
 		ev, waiting = r.dataEv, r.consWaiting
 	}
+	// A call made with a context that is already done fails at once
+	// rather than after a spin.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	var start time.Time
 	for i := 0; ; i++ {
 		if r.ready(consumer) || r.closed.Load() != 0 || r.local.Load() {
