@@ -31,6 +31,10 @@ type Dialer struct {
 // Options.Identity that cannot be loaded is an error here, before any host is touched.
 func NewDialer(opts Options) (*Dialer, error) {
 	opts = opts.withDefaults()
+	// "--ssh-identity=~/k" reaches us unexpanded (the shell expands only a word-initial ~)
+	opts.Identity = expandTilde(opts.Identity)
+	opts.KnownHostsFile = expandTilde(opts.KnownHostsFile)
+	opts.ConfigFile = expandTilde(opts.ConfigFile)
 	cfg, err := loadSSHConfig(opts.ConfigFile)
 	if err != nil {
 		return nil, err
@@ -197,7 +201,8 @@ func (d *Dialer) handshakeError(t Target, ids []identity, hostKeyErr, err error,
 	switch {
 	case hostKeyErr != nil:
 		return hostKeyErr
-	case strings.Contains(err.Error(), "unable to authenticate"):
+	case strings.Contains(err.Error(), "unable to authenticate"),
+		strings.Contains(strings.ToLower(err.Error()), "too many authentication failures"):
 		return &Error{Op: "dial", Target: t.String(), Kind: ErrAuth,
 			Err:  fmt.Errorf("the server refused user %q with every key offered: %s", t.User, describe(ids)),
 			Hint: "check the user (--ssh-user, user@host, or User in the ssh config) and that the key is in that user's authorized_keys on the host (--ssh-identity to use another key)"}

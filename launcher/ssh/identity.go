@@ -116,7 +116,7 @@ func (ids *identities) forTarget(explicit string, t Target) ([]identity, error) 
 			}
 		}
 	}
-	if ids.agent != nil {
+	if ids.agent != nil && !(t.IdentitiesOnly && len(out) > 0) {
 		signers, err := ids.agent.Signers()
 		if err != nil {
 			ids.log.Warn("ssh-agent: cannot list keys", "err", err)

@@ -40,6 +40,15 @@ func TestIdentityErrors(t *testing.T) {
 			t.Errorf("%s: err %v, want %q", tt.name, err, tt.want)
 		}
 	}
+	// "--ssh-identity=~/..." arrives unexpanded
+	_, plain, _ := ed25519.GenerateKey(rand.Reader)
+	pblk, _ := xssh.MarshalPrivateKey(plain, "")
+	os.WriteFile(filepath.Join(dir, "plain"), pem.EncodeToMemory(pblk), 0o600)
+	if d, err := NewDialer(Options{Identity: "~/plain", ConfigFile: os.DevNull}); err != nil {
+		t.Errorf("~/plain: %v", err)
+	} else {
+		d.Close()
+	}
 	// no key anywhere: the dial fails before touching the network, naming the host
 	d, err := NewDialer(Options{ConfigFile: os.DevNull, User: "u"})
 	if err != nil {

@@ -23,6 +23,10 @@ type Target struct {
 	// IdentityFiles are the config's IdentityFile entries, expanded; they are used
 	// when Options.Identity is empty.
 	IdentityFiles []string
+	// IdentitiesOnly is the config's IdentitiesOnly: offer the identity files only,
+	// not every key of the ssh-agent (each refused key counts against the server's
+	// MaxAuthTries, 6 by default).
+	IdentitiesOnly bool
 	// KnownHosts are the known_hosts files to check, the first is the one AcceptNew
 	// appends to; the rest are read only.
 	KnownHosts []string
@@ -194,6 +198,7 @@ func (c *sshConfig) resolve(host string, o Options) (Target, error) {
 	for _, id := range ids {
 		t.IdentityFiles = append(t.IdentityFiles, expandPath(id, t))
 	}
+	t.IdentitiesOnly = strings.EqualFold(get("IdentitiesOnly"), "yes")
 	user := get("UserKnownHostsFile")
 	global := get("GlobalKnownHostsFile")
 	if err != nil {
@@ -225,10 +230,8 @@ func (c *sshConfig) resolve(host string, o Options) (Target, error) {
 // expandPath does what OpenSSH does to IdentityFile and known_hosts paths: ~ and the
 // tokens %d (home), %u (local user), %r (remote user), %h (host name), %p (port), %%.
 func expandPath(p string, t Target) string {
+	p = expandTilde(p)
 	home, _ := homeDir()
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		p = home + p[1:]
-	}
 	if !strings.Contains(p, "%") {
 		return p
 	}
@@ -258,4 +261,14 @@ func expandPath(p string, t Target) string {
 		}
 	}
 	return b.String()
+}
+
+// expandTilde replaces a leading "~/" by the home directory.
+func expandTilde(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := homeDir(); err == nil {
+			return home + p[1:]
+		}
+	}
+	return p
 }

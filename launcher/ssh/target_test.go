@@ -76,6 +76,7 @@ Host alias
   GlobalKnownHostsFile /dev/null
 Host pat*
   HostName %h.example.org
+  IdentitiesOnly yes
   HostKeyAlias shared
 Host *
   User dave
@@ -97,7 +98,7 @@ Host *
 			IdentityFiles: []string{dir + "/.ssh/alias_key", dir + "/k-eve-10.1.2.3-22"}, KnownHosts: []string{"/x/kh"}}},
 		{"frank@alias:23", Options{User: "eve", Port: 22}, Target{Alias: "alias", HostName: "10.1.2.3", Port: 23, User: "frank", HostKeyName: "10.1.2.3",
 			IdentityFiles: []string{dir + "/.ssh/alias_key", dir + "/k-frank-10.1.2.3-23"}, KnownHosts: []string{dir + "/kh1", dir + "/kh2", "/dev/null"}}},
-		{"pat1", Options{}, Target{Alias: "pat1", HostName: "pat1.example.org", Port: 22, User: "dave", HostKeyName: "shared",
+		{"pat1", Options{}, Target{Alias: "pat1", HostName: "pat1.example.org", Port: 22, User: "dave", HostKeyName: "shared", IdentitiesOnly: true,
 			KnownHosts: []string{dir + "/.ssh/known_hosts", "/etc/ssh/ssh_known_hosts"}}},
 	}
 	for _, tt := range tests {
