@@ -187,3 +187,19 @@ func patReduceScatter(b *builder, req plan.Request, l patLayout) {
 		}
 	}
 }
+
+// PATRounds returns, for n ranks, how many blocks each round of a PAT
+// AllGather transfers, farthest round first (ReduceScatter runs the same
+// rounds in reverse). The cost model uses it; len is ceil(log2 n).
+func PATRounds(n int) []int {
+	if n <= 1 {
+		return nil
+	}
+	l := newPatLayout(n)
+	var ks []int
+	for m := l.p / 2; m >= 1; m /= 2 {
+		_, real := l.incoming(m)
+		ks = append(ks, trimmed(real))
+	}
+	return ks
+}

@@ -1,0 +1,16 @@
+// Package selector chooses, for one collective call, the algorithm, the
+// channel count and the segment size, from an alpha-beta-gamma cost model
+// per link class, and honours HCCL_ALGO when it forces or excludes
+// algorithms.
+//
+// The model prices a plan as latencies (alpha, per message), bytes (beta,
+// per byte on the critical path), reductions (gamma, per byte reduced) and
+// local copies, each counted by a closed formula per algorithm and
+// collective that the tests check against the plans the algorithms really
+// build (plan.Simulate's round and byte counts). Closed formulas, not plan
+// walks, so that a 65536-rank job is priced in microseconds.
+//
+// Everything here is pure except Selector's cache and its log lines: the
+// CLI prints the same cost table a running job would use, without
+// launching anything.
+package selector

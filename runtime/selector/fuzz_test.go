@@ -1,0 +1,65 @@
+package selector
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hcclrun/hcclrun/runtime/algo"
+)
+
+// The parsers read user input (HCCL_ALGO, tuning files, sizes on the command
+// line): they must never panic, and what they accept must mean the same
+// thing when printed and parsed again. Seeds live in testdata/fuzz.
+
+func FuzzParseAlgo(f *testing.F) {
+	f.Add("allreduce:rhd;allgather:pat")
+	f.Fuzz(func(t *testing.T, spec string) {
+		p, err := ParseAlgo(spec)
+		if err != nil {
+			return
+		}
+		q, err := ParseAlgo(p.String())
+		if err != nil {
+			t.Fatalf("accepted %q but not its own print %q: %v", spec, p.String(), err)
+		}
+		for _, c := range collectives {
+			for _, a := range algo.All() {
+				x, _ := p.allows(c, a.Name())
+				y, _ := q.allows(c, a.Name())
+				if x != y {
+					t.Fatalf("%q and its print disagree on %s/%s", spec, c, a.Name())
+				}
+			}
+		}
+	})
+}
+
+func FuzzParseTuning(f *testing.F) {
+	f.Add("shm.alpha 2us\nsegment.min 4K\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		m, err := ParseTuning(strings.NewReader(in), DefaultModel())
+		if err != nil {
+			return
+		}
+		if m.MinSegment < 1 || m.MinSegment > m.MaxSegment || m.MaxChannels < 1 {
+			t.Fatalf("accepted %q giving an unusable model %+v", in, m)
+		}
+	})
+}
+
+func FuzzParseBytes(f *testing.F) {
+	f.Add("1MiB")
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseBytes(s)
+		if err != nil {
+			return
+		}
+		if n < 0 {
+			t.Fatalf("ParseBytes(%q) = %d", s, n)
+		}
+		back, err := ParseBytes(FormatBytes(n))
+		if err != nil || back != n {
+			t.Fatalf("FormatBytes(%d) = %q parses to %d, %v", n, FormatBytes(n), back, err)
+		}
+	})
+}

@@ -1,0 +1,232 @@
+package selector
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hcclrun/hcclrun/runtime/algo"
+	"github.com/hcclrun/hcclrun/runtime/plan"
+)
+
+// MaxRanks is the largest job the model prices.
+const MaxRanks = 65536
+
+// Call is what the selector chooses for. Bytes is the call's size as
+// nccl-tests counts it: the buffer for AllReduce, Broadcast and Reduce, the
+// whole receive buffer for AllGather (Size x each rank's share), the whole
+// send buffer for ReduceScatter, and one rank's whole send buffer for
+// AlltoAll and AlltoAllV; Barrier ignores it.
+type Call struct {
+	Coll  plan.Coll
+	Bytes int64
+	Topo  Topo
+}
+
+func (c Call) String() string {
+	plural := func(n int, w string) string {
+		if n == 1 {
+			return fmt.Sprintf("1 %s", w)
+		}
+		return fmt.Sprintf("%d %ss", n, w)
+	}
+	return fmt.Sprintf("%s of %s on %s, %s", c.Coll, FormatBytes(c.Bytes), plural(c.Topo.Ranks, "rank"), plural(c.Topo.servers(), "server"))
+}
+
+// Estimate is one candidate of a cost table.
+type Estimate struct {
+	Algo     string
+	Time     time.Duration // predicted, with Channels channels
+	Channels int
+	Segment  int64 // bytes
+	// Err says why the candidate cannot serve the call or, when Excluded,
+	// why HCCL_ALGO does not let it; Time is meaningless unless Excluded.
+	Err      error
+	Excluded bool
+}
+
+// ErrNoAlgorithm is wrapped by the errors of calls no allowed algorithm
+// can serve.
+var ErrNoAlgorithm = errors.New("no algorithm can serve the call")
+
+// Table is every candidate's prediction for one call, cheapest first, and
+// the choice.
+type Table struct {
+	Call       Call
+	Policy     string
+	Candidates []Estimate
+	Choice     int   // index into Candidates, -1 when Err is set
+	Err        error // why nothing can be chosen
+}
+
+// Chosen returns the chosen estimate.
+func (t *Table) Chosen() (Estimate, error) {
+	if t.Err != nil {
+		return Estimate{}, t.Err
+	}
+	return t.Candidates[t.Choice], nil
+}
+
+// String prints the table, one candidate per line, the choice marked.
+func (t *Table) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s", t.Call)
+	if t.Policy != "" {
+		fmt.Fprintf(&b, ", HCCL_ALGO=%q", t.Policy)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "  %-14s %12s %8s %9s\n", "algorithm", "predicted", "channels", "segment")
+	for i, e := range t.Candidates {
+		mark := " "
+		if i == t.Choice {
+			mark = "*"
+		}
+		if e.Err != nil && !e.Excluded {
+			fmt.Fprintf(&b, "%s %-14s %12s  (%v)\n", mark, e.Algo, "-", e.Err)
+			continue
+		}
+		fmt.Fprintf(&b, "%s %-14s %12s %8d %9s", mark, e.Algo, formatTime(e.Time), e.Channels, FormatBytes(e.Segment))
+		if e.Excluded {
+			fmt.Fprintf(&b, "  (%v)", e.Err)
+		}
+		b.WriteString("\n")
+	}
+	if t.Err != nil {
+		fmt.Fprintf(&b, "  no choice: %v\n", t.Err)
+	}
+	return b.String()
+}
+
+func formatTime(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1f us", float64(d)/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+// Predict prices every algorithm for call under model m and policy p and
+// picks the cheapest one the policy allows. It is pure: the CLI prints its
+// table for any job up to MaxRanks ranks without launching anything.
+func Predict(m Model, p Policy, call Call) *Table {
+	t := &Table{Call: call, Policy: p.String(), Choice: -1}
+	if err := call.Topo.check(); err != nil {
+		t.Err = err
+		return t
+	}
+	if call.Topo.Ranks > MaxRanks {
+		t.Err = fmt.Errorf("selector: %d ranks, at most %d", call.Topo.Ranks, MaxRanks)
+		return t
+	}
+	if call.Bytes < 0 {
+		t.Err = fmt.Errorf("selector: negative size %d", call.Bytes)
+		return t
+	}
+	var why []string
+	for _, a := range algo.All() {
+		forced := p.Forced(call.Coll) && slices.Contains(p.ruleFor(call.Coll).names, a.Name())
+		if !algo.Serves(a, call.Coll) && !forced {
+			continue // not a candidate; listed only when forced, to say why
+		}
+		e := m.estimate(a.Name(), call)
+		if e.Err == nil {
+			if ok, reason := p.allows(call.Coll, a.Name()); !ok {
+				e.Err, e.Excluded = errors.New(reason), true
+			}
+		}
+		if e.Err != nil && forced {
+			why = append(why, e.Err.Error())
+		}
+		t.Candidates = append(t.Candidates, e)
+	}
+	slices.SortStableFunc(t.Candidates, func(a, b Estimate) int {
+		switch {
+		case (a.Err == nil) != (b.Err == nil):
+			if a.Err == nil {
+				return -1
+			}
+			return 1
+		case a.Excluded != b.Excluded:
+			if a.Excluded {
+				return -1
+			}
+			return 1
+		case a.Err != nil && !a.Excluded:
+			return 0
+		}
+		return int(a.Time - b.Time)
+	})
+	if len(t.Candidates) > 0 && t.Candidates[0].Err == nil {
+		t.Choice = 0
+		return t
+	}
+	switch {
+	case p.Forced(call.Coll):
+		t.Err = fmt.Errorf("HCCL_ALGO %q forces %s for %s: %s: %w", p.String(), p.ruleFor(call.Coll), call, strings.Join(why, "; "), ErrNoAlgorithm)
+	default:
+		t.Err = fmt.Errorf("%s: every algorithm is excluded or unable: %w", call, ErrNoAlgorithm)
+	}
+	return t
+}
+
+// estimate prices one algorithm, choosing its channel count and segment.
+func (m Model) estimate(name string, call Call) Estimate {
+	e := Estimate{Algo: name}
+	s, err := shapeOf(name, call.Coll, call.Topo, call.Bytes)
+	if err != nil {
+		e.Err = err
+		return e
+	}
+	e.Channels = m.channels(call.Bytes)
+	if call.Coll == plan.Barrier {
+		e.Channels = 1
+	}
+	e.Segment = m.segment(s.maxOp / float64(e.Channels))
+	e.Time = m.price(s, e.Channels)
+	return e
+}
+
+// channels is NCCL's rule: start from the most and drop channels while
+// some would get less than MinChannelBytes.
+func (m Model) channels(bytes int64) int {
+	nc := max(m.MaxChannels, 1)
+	for nc > 1 && bytes < int64(nc)*m.MinChannelBytes {
+		nc--
+	}
+	return nc
+}
+
+// segment aims at four segments per transfer, so that sends, receives
+// and reductions overlap, within [MinSegment, MaxSegment] and a power of two.
+func (m Model) segment(op float64) int64 {
+	want := int64(op / 4)
+	if want < 1 {
+		want = 1
+	}
+	seg := int64(1) << bits.Len64(uint64(want-1))
+	return min(max(seg, m.MinSegment), m.MaxSegment)
+}
+
+// price turns a shape into time with nc channels: the latencies stay, the
+// bytes are split over the channels as far as each class can carry them
+// in parallel.
+func (m Model) price(s shape, nc int) time.Duration {
+	var sec float64
+	gain := 1
+	for c := Class(0); c < numClasses; c++ {
+		l := m.Links[c]
+		g := max(min(nc, l.Parallel), 1)
+		sec += s.lat[c]*l.Alpha.Seconds() + s.bytes[c]*l.Beta/float64(g)
+		if s.lat[c] > 0 {
+			gain = max(gain, g)
+		}
+	}
+	sec += s.reduce*m.Gamma/float64(gain) + s.copy*m.Copy/float64(gain)
+	sec += (s.local + s.msgs*float64(nc)) * m.Step.Seconds()
+	return time.Duration(sec * 1e9)
+}

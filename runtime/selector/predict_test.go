@@ -1,0 +1,213 @@
+package selector
+
+import (
+	"bytes"
+	"flag"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/runtime/plan"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func TestChannels(t *testing.T) {
+	m := DefaultModel()
+	m.MaxChannels, m.MinChannelBytes = 4, 1000
+	for _, tt := range []struct {
+		bytes int64
+		want  int
+	}{{0, 1}, {1999, 1}, {2000, 2}, {3999, 3}, {4000, 4}, {1 << 40, 4}} {
+		if got := m.channels(tt.bytes); got != tt.want {
+			t.Errorf("channels(%d) = %d, want %d", tt.bytes, got, tt.want)
+		}
+	}
+}
+
+func TestSegment(t *testing.T) {
+	m := DefaultModel()
+	m.MinSegment, m.MaxSegment = 4096, 1<<20
+	for _, tt := range []struct {
+		op   float64
+		want int64
+	}{{0, 4096}, {100, 4096}, {64 << 10, 16 << 10}, {65<<10 + 1, 32 << 10}, {1 << 30, 1 << 20}} {
+		if got := m.segment(tt.op); got != tt.want {
+			t.Errorf("segment(%v) = %d, want %d", tt.op, got, tt.want)
+		}
+	}
+}
+
+// TestChoices checks the model's choices where the answer is not in doubt:
+// latency-bound calls go to few-round algorithms, large ones on many ranks
+// not to the one-shot that sends n times the data.
+func TestChoices(t *testing.T) {
+	tests := []struct {
+		call  Call
+		want  []string // any of
+		avoid string
+	}{
+		{Call{plan.AllReduce, 8, Topo{8, 1}}, []string{"oneshot", "mesh"}, ""},
+		{Call{plan.AllReduce, 256 << 20, Topo{8, 1}}, []string{"ring", "rhd", "mesh"}, "oneshot"},
+		{Call{plan.AllReduce, 8, Topo{1024, 128}}, []string{"rhd"}, "ring"},
+		{Call{plan.AllGather, 1 << 10, Topo{1000, 1000}}, []string{"pat", "rhd"}, "ring"},
+		{Call{plan.Broadcast, 8, Topo{64, 8}}, []string{"tree"}, "ring"},
+		{Call{plan.Barrier, 0, Topo{64, 8}}, []string{"dissemination"}, ""},
+		{Call{plan.AlltoAll, 1 << 20, Topo{64, 8}}, []string{"pairwise"}, "ring"},
+	}
+	s := New(DefaultModel(), Policy{}, nil)
+	for _, tt := range tests {
+		c, err := s.Choose(tt.call)
+		if err != nil {
+			t.Errorf("%s: %v", tt.call, err)
+			continue
+		}
+		ok := false
+		for _, w := range tt.want {
+			ok = ok || c.Algo.Name() == w
+		}
+		if !ok || c.Algo.Name() == tt.avoid {
+			t.Errorf("%s: chose %s, want one of %v", tt.call, c.Algo.Name(), tt.want)
+		}
+	}
+}
+
+// TestScale prices every collective at MaxRanks: the CLI promises a table
+// for any job without launching anything, so it must be fast.
+func TestScale(t *testing.T) {
+	start := time.Now()
+	for _, coll := range collectives {
+		for _, servers := range []int{1, 8192, MaxRanks} {
+			tab := Predict(DefaultModel(), Policy{}, Call{coll, 1 << 20, Topo{MaxRanks, servers}})
+			if _, err := tab.Chosen(); err != nil {
+				t.Errorf("%s at %d servers: %v", coll, servers, err)
+			}
+		}
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("pricing 24 calls at %d ranks took %v", MaxRanks, d)
+	}
+	if tab := Predict(DefaultModel(), Policy{}, Call{plan.AllReduce, 1, Topo{MaxRanks + 1, 1}}); tab.Err == nil {
+		t.Error("priced a job beyond MaxRanks")
+	}
+}
+
+func TestSelectorCachesAndLogs(t *testing.T) {
+	var buf bytes.Buffer
+	s := New(DefaultModel(), Policy{}, slog.New(slog.NewTextHandler(&buf, nil)))
+	call := Call{plan.AllReduce, 1 << 20, Topo{16, 2}}
+	a, err := s.Choose(call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.Choose(call)
+	if a != b {
+		t.Errorf("cached choice %+v differs from %+v", b, a)
+	}
+	if n := strings.Count(buf.String(), "algorithm chosen"); n != 1 {
+		t.Errorf("%d log lines for one distinct decision:\n%s", n, buf.String())
+	}
+	if !strings.Contains(buf.String(), "algo="+a.Algo.Name()) || !strings.Contains(buf.String(), "predicted=") {
+		t.Errorf("log line lacks the choice or its cost: %s", buf.String())
+	}
+}
+
+// TestTableGolden pins the printed table the CLI shows.
+func TestTableGolden(t *testing.T) {
+	p, err := ParseAlgo("^oneshot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, c := range []Call{
+		{plan.AllReduce, 1 << 20, Topo{64, 8}},
+		{plan.AllReduce, 4 << 10, Topo{8, 1}},
+		{plan.AllGather, 64 << 10, Topo{1024, 1024}},
+	} {
+		b.WriteString(Predict(DefaultModel(), p, c).String())
+	}
+	path := filepath.Join("testdata", "table.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("table differs from %s:\n%s", path, b.String())
+	}
+}
+
+func TestParseTuning(t *testing.T) {
+	in := `# measured on host x
+shm.alpha 2us
+net.bandwidth 1e9   # 1 GB/s
+net.parallel 4
+reduce.bandwidth 4e9
+channels.max 3
+channels.minbytes 1M
+segment.max 1M
+`
+	m, err := ParseTuning(strings.NewReader(in), DefaultModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultModel()
+	if m.Links[Shm].Alpha != 2*time.Microsecond || m.Links[Net].Beta != 1e-9 || m.Links[Net].Parallel != 4 ||
+		m.Gamma != 1/4e9 || m.MaxChannels != 3 || m.MinChannelBytes != 1<<20 || m.MaxSegment != 1<<20 ||
+		m.Links[Net].Alpha != d.Links[Net].Alpha || m.Copy != d.Copy {
+		t.Errorf("parsed %+v", m)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{"shm.alpha", `line 1: want "key value"`},
+		{"\nshm.alpha fast", "line 2: shm.alpha: bad duration"},
+		{"net.bandwidth 0", "bad bandwidth"},
+		{"ib.alpha 1us", "unknown setting"},
+		{"segment.min 2M", "above segment.max"},
+		{"channels.max 0", "bad count"},
+	} {
+		if _, err := ParseTuning(strings.NewReader(bad.in), DefaultModel()); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("ParseTuning(%q) = %v, want %q", bad.in, err, bad.want)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"8", 8, true}, {"1K", 1024, true}, {"1M", 1 << 20, true}, {"1MiB", 1 << 20, true}, {"2gb", 2 << 30, true},
+		{"1.5k", 1536, true}, {"64 B", 64, true}, {"", 0, false}, {"K", 0, false}, {"-1", 0, false}, {"1X", 0, false},
+		{"9999999999T", 0, false}, {"NaN", 0, false},
+	} {
+		got, err := ParseBytes(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseBytes(%q) = %d, %v", tt.in, got, err)
+		}
+	}
+}
+
+func TestFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tuning")
+	if err := os.WriteFile(path, []byte("net.alpha 7us\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HCCL_ALGO": "allreduce:rhd", "HCCL_TUNING_FILE": path}
+	m, p, err := FromEnv(func(k string) string { return env[k] })
+	if err != nil || m.Links[Net].Alpha != 7*time.Microsecond || !p.Forced(plan.AllReduce) || p.Forced(plan.AllGather) {
+		t.Errorf("FromEnv = %+v, %v, %v", m.Links[Net], p, err)
+	}
+	env["HCCL_ALGO"] = "bogus"
+	if _, _, err := FromEnv(func(k string) string { return env[k] }); err == nil {
+		t.Error("FromEnv accepted HCCL_ALGO=bogus")
+	}
+}

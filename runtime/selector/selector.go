@@ -1,0 +1,72 @@
+package selector
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hcclrun/hcclrun/runtime/algo"
+	"github.com/hcclrun/hcclrun/runtime/plan"
+)
+
+// Choice is the selector's decision for one call.
+type Choice struct {
+	Algo      plan.Algorithm
+	Channels  int
+	Segment   int64 // bytes
+	Predicted time.Duration
+}
+
+// maxCached bounds the decision cache; a job that calls with ever new sizes
+// starts over rather than growing without bound.
+const maxCached = 4096
+
+// Selector chooses algorithms for a communicator and caches its decisions.
+// It is safe for concurrent use.
+type Selector struct {
+	model  Model
+	policy Policy
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	cache map[Call]Choice
+}
+
+// New returns a selector with model m and policy p. Each distinct decision
+// is logged at Info with its predicted cost (HCCL_DEBUG=INFO shows them);
+// log may be nil.
+func New(m Model, p Policy, log *slog.Logger) *Selector {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Selector{model: m, policy: p, log: log, cache: map[Call]Choice{}}
+}
+
+// Choose returns the algorithm, channels and segment size for call. A call
+// that HCCL_ALGO forces onto algorithms unable to serve it is an error that
+// says why, wrapping ErrNoAlgorithm; there is no silent fallback.
+func (s *Selector) Choose(call Call) (Choice, error) {
+	s.mu.Lock()
+	c, ok := s.cache[call]
+	s.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	t := Predict(s.model, s.policy, call)
+	e, err := t.Chosen()
+	if err != nil {
+		return Choice{}, err
+	}
+	a, _ := algo.Lookup(e.Algo)
+	c = Choice{Algo: a, Channels: e.Channels, Segment: e.Segment, Predicted: e.Time}
+	s.mu.Lock()
+	if len(s.cache) >= maxCached {
+		clear(s.cache)
+	}
+	s.cache[call] = c
+	s.mu.Unlock()
+	s.log.Info("algorithm chosen", "coll", call.Coll.String(), "bytes", call.Bytes,
+		"ranks", call.Topo.Ranks, "servers", call.Topo.servers(), "algo", e.Algo,
+		"channels", e.Channels, "segment", e.Segment, "predicted", e.Time)
+	return c, nil
+}

@@ -1,0 +1,251 @@
+package selector
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/hcclrun/hcclrun/runtime/algo"
+	"github.com/hcclrun/hcclrun/runtime/plan"
+)
+
+// shape is what an algorithm costs on its critical path, before prices:
+// counts per link class, bytes, local work. The tests hold the counts
+// against plan.Simulate's Rounds and per-rank bytes for the same plans.
+type shape struct {
+	lat    [numClasses]float64 // network latencies (dependent rounds)
+	bytes  [numClasses]float64 // bytes sent on the critical path
+	reduce float64             // bytes of one input reduced
+	copy   float64             // bytes copied locally
+	local  float64             // steps with local work only
+	msgs   float64             // messages posted (several per step for mesh, pairwise)
+	maxOp  float64             // largest single transfer, bytes
+}
+
+func (s *shape) round(c Class, bytes float64) {
+	s.lat[c]++
+	s.bytes[c] += bytes
+	s.msgs++
+	s.maxOp = max(s.maxOp, bytes)
+}
+
+// flat is the class a step pays when its pairs are not aligned with
+// servers: as soon as the job spans two servers some pair of every step
+// crosses, and lockstep makes everyone wait for it.
+func flat(t Topo) Class {
+	if t.servers() > 1 {
+		return Net
+	}
+	return Shm
+}
+
+// aligned is the class of a step whose partners are distance d apart in an
+// XOR or binomial pattern: within a server when servers hold a power of two
+// ranks each, evenly, and d is below that.
+func aligned(t Topo, d int) Class {
+	ps := t.perServer()
+	if t.servers() == 1 || (ps&(ps-1) == 0 && t.Ranks%ps == 0 && d < ps) {
+		return Shm
+	}
+	return Net
+}
+
+func ceilLog2(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return bits.Len(uint(n - 1))
+}
+
+// shapeOf prices nothing yet: it counts. An error says why algorithm name
+// cannot serve the call.
+func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
+	a, ok := algo.Lookup(name)
+	if !ok {
+		return shape{}, fmt.Errorf("unknown algorithm %q", name)
+	}
+	if !algo.Serves(a, coll) {
+		return shape{}, fmt.Errorf("%s does not implement %s (it serves %s)", name, coll, collList(a))
+	}
+	var s shape
+	n := t.Ranks
+	S := float64(size)
+	if n == 1 {
+		if coll != plan.Barrier {
+			s.copy = S
+		}
+		return s, nil
+	}
+	nf := float64(n)
+	c := S / nf // a chunk or block
+	f := flat(t)
+	switch name {
+	case "ring":
+		switch coll {
+		case plan.AllReduce:
+			for k := 0; k < 2*(n-1); k++ {
+				s.round(f, c)
+			}
+			s.reduce = (nf - 1) * c
+		case plan.AllGather, plan.ReduceScatter, plan.AlltoAll, plan.AlltoAllV:
+			for k := 0; k < n-1; k++ {
+				s.round(f, c)
+			}
+			if coll == plan.ReduceScatter {
+				s.reduce = (nf - 1) * c
+			} else {
+				s.copy = c
+			}
+		case plan.Broadcast, plan.Reduce:
+			// n pieces down a chain of n ranks: 2n-2 dependent steps of
+			// one piece each.
+			for k := 0; k < 2*n-2; k++ {
+				s.round(f, c)
+			}
+			if coll == plan.Reduce {
+				s.reduce = (2*nf - 2) * c
+			}
+		case plan.Barrier:
+			for k := 0; k < n-1; k++ {
+				s.round(f, 0)
+			}
+		}
+	case "tree":
+		for m := 1; m < n; m *= 2 {
+			s.round(aligned(t, m), S)
+			if coll == plan.Reduce {
+				s.reduce += S
+			}
+		}
+	case "dissemination":
+		for d := 1; d < n; d *= 2 {
+			s.round(f, 0)
+		}
+	case "pairwise":
+		for k := 0; k < n-1; k += algo.MaxPeersInFlight {
+			peers := min(algo.MaxPeersInFlight, n-1-k)
+			s.round(f, float64(peers)*c)
+			s.msgs += float64(2*peers - 1)
+			s.maxOp = c
+		}
+		s.copy = c
+	case "rhd":
+		p := 1 << (bits.Len(uint(n)) - 1)
+		extra := n - p
+		pf := float64(p)
+		// Folding renumbers the ranks, so the XOR partners of virtual
+		// ranks no longer line up with servers.
+		class := func(m int) Class {
+			if extra > 0 {
+				return f
+			}
+			return aligned(t, m)
+		}
+		half := func(reduce bool) {
+			for m := p / 2; m >= 1; m /= 2 {
+				s.round(class(m), float64(m)*S/pf)
+				if reduce {
+					s.reduce += float64(m) * S / pf
+				}
+			}
+		}
+		double := func() {
+			for m := 1; m < p; m *= 2 {
+				s.round(class(m), float64(m)*S/pf)
+			}
+		}
+		fold := aligned(t, 1)
+		switch coll {
+		case plan.AllReduce:
+			if extra > 0 {
+				s.round(fold, S)
+				s.reduce += S
+			}
+			half(true)
+			double()
+			if extra > 0 {
+				s.round(fold, S)
+			}
+		case plan.ReduceScatter:
+			if extra > 0 {
+				s.round(fold, S)
+				s.reduce += S
+			}
+			half(true)
+			if extra > 0 {
+				s.round(fold, c)
+				s.copy += c
+			}
+		case plan.AllGather:
+			if extra > 0 {
+				s.round(fold, c)
+			}
+			double()
+			if extra > 0 {
+				s.round(fold, S)
+			}
+			s.copy = c
+		}
+	case "mesh", "oneshot":
+		if t.servers() > 1 {
+			return shape{}, fmt.Errorf("%s runs within one server, the job spans %d", name, t.servers())
+		}
+		peers := nf - 1
+		switch {
+		case name == "oneshot":
+			s.round(Shm, peers*S)
+			s.reduce = peers * S
+			s.copy = S
+			s.local = nf
+		case coll == plan.AllReduce:
+			s.round(Shm, peers*c)
+			s.round(Shm, peers*c)
+			s.reduce = peers * c
+			s.local = nf - 2
+		case coll == plan.ReduceScatter:
+			s.round(Shm, peers*c)
+			s.reduce = peers * c
+			s.local = nf - 2
+		case coll == plan.Reduce:
+			s.round(Shm, peers*S) // the root receives from everyone
+			s.reduce = peers * S
+			s.local = nf - 2
+		case coll == plan.Broadcast:
+			s.round(Shm, peers*S) // the root sends to everyone
+		case coll == plan.Barrier:
+			s.round(Shm, 0)
+		default: // AllGather, AlltoAll, AlltoAllV
+			s.round(Shm, peers*c)
+			s.copy = c
+		}
+		// Every round posts a message to each peer; each transfer is one
+		// peer's share of the round's bytes.
+		s.msgs = s.lat[Shm] * peers
+		s.maxOp = s.bytes[Shm] / max(s.lat[Shm], 1) / peers
+	case "pat":
+		ks := algo.PATRounds(n)
+		for i := range ks {
+			k := float64(ks[i])
+			if coll == plan.ReduceScatter {
+				k = float64(ks[len(ks)-1-i])
+				s.reduce += k * c
+			}
+			s.round(f, k*c)
+		}
+		s.copy = S + c
+	default:
+		return shape{}, fmt.Errorf("no cost formula for %s", name)
+	}
+	return s, nil
+}
+
+func collList(a plan.Algorithm) string {
+	cs, _ := a.(algo.Collectives)
+	var out string
+	for i, c := range cs.Colls() {
+		if i > 0 {
+			out += ", "
+		}
+		out += c.String()
+	}
+	return out
+}

@@ -1,0 +1,141 @@
+package selector
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/hcclrun/hcclrun/runtime/algo"
+	"github.com/hcclrun/hcclrun/runtime/plan"
+)
+
+// simulate builds every rank's plan for the call of count elements (per
+// rank share for AllGather, ReduceScatter, AlltoAll(V)) and runs it.
+func simulate(a plan.Algorithm, coll plan.Coll, n, count int) (*plan.SimResult, error) {
+	plans := make([]*plan.Plan, n)
+	ranks := make([]plan.SimRank, n)
+	for r := 0; r < n; r++ {
+		req := plan.Request{Coll: coll, Rank: r, Size: n, Count: count}
+		sendLen, recvLen := count, count
+		switch coll {
+		case plan.AllGather:
+			recvLen = n * count
+		case plan.ReduceScatter:
+			sendLen = n * count
+		case plan.AlltoAll, plan.AlltoAllV:
+			sendLen, recvLen = n*count, n*count
+		case plan.Barrier:
+			req.Count, sendLen, recvLen = 0, 0, 0
+		}
+		if coll == plan.AlltoAllV {
+			req.Count = 0
+			for p := 0; p < n; p++ {
+				req.SendCounts = append(req.SendCounts, count)
+				req.RecvCounts = append(req.RecvCounts, count)
+				req.SendDispls = append(req.SendDispls, p*count)
+				req.RecvDispls = append(req.RecvDispls, p*count)
+			}
+		}
+		p, err := a.Build(req)
+		if err != nil {
+			return nil, err
+		}
+		plans[r] = p
+		ranks[r] = plan.SimRank{Mem: make([]int64, sendLen+recvLen), Send: plan.Window{Len: sendLen}, Recv: plan.Window{Off: sendLen, Len: recvLen}}
+		if coll == plan.Reduce && r != 0 {
+			ranks[r].Recv = plan.Window{Absent: true}
+		}
+	}
+	return plan.Simulate(plans, ranks, func(a, b int64) int64 { return a + b })
+}
+
+// TestShapeMatchesPlans holds the cost formulas to the plans: the latencies
+// the model charges are the simulator's dependent rounds, and for the
+// algorithms whose busiest sender is on the critical path, the bytes it
+// charges are what that rank really sends.
+func TestShapeMatchesPlans(t *testing.T) {
+	// bytesExact lists (algorithm, collective) pairs whose critical path
+	// is the busiest sender's traffic; powersOnly restricts that to powers
+	// of two (RHD folds add a receive the senders do not see).
+	bytesExact := map[string]bool{
+		"ring/AllReduce": true, "ring/AllGather": true, "ring/ReduceScatter": true,
+		"ring/AlltoAll": true, "ring/AlltoAllV": true, "ring/Barrier": true,
+		"tree/Broadcast": true, "dissemination/Barrier": true,
+		"pairwise/AlltoAll": true, "pairwise/AlltoAllV": true,
+		"mesh/AllReduce": true, "mesh/ReduceScatter": true, "mesh/AllGather": true,
+		"mesh/Broadcast": true, "mesh/AlltoAll": true, "mesh/AlltoAllV": true, "mesh/Barrier": true,
+		"oneshot/AllReduce": true, "pat/AllGather": true, "pat/ReduceScatter": true,
+		"rhd/AllReduce": true, "rhd/ReduceScatter": true, "rhd/AllGather": true,
+	}
+	powersOnly := map[string]bool{"rhd/AllReduce": true, "rhd/ReduceScatter": true, "rhd/AllGather": true}
+	const elem = 8
+	for _, a := range algo.All() {
+		for _, coll := range a.(algo.Collectives).Colls() {
+			key := a.Name() + "/" + coll.String()
+			for _, n := range []int{2, 3, 4, 5, 7, 8, 9, 16, 17} {
+				// Counts divisible by n keep chunks equal, as the
+				// formulas assume; at least n keeps every chunk busy.
+				count := 4 * n
+				res, err := simulate(a, coll, n, count)
+				if err != nil {
+					t.Fatalf("%s n=%d: %v", key, n, err)
+				}
+				size := int64(count * elem)
+				switch coll {
+				case plan.AllGather, plan.ReduceScatter, plan.AlltoAll, plan.AlltoAllV:
+					size *= int64(n)
+				}
+				s, err := shapeOf(a.Name(), coll, Topo{Ranks: n, Servers: 1}, size)
+				if err != nil {
+					t.Fatalf("%s n=%d: %v", key, n, err)
+				}
+				lat := s.lat[Shm] + s.lat[Net]
+				if int(lat) != res.Rounds {
+					t.Errorf("%s n=%d: model charges %v latencies, the plan has %d rounds", key, n, lat, res.Rounds)
+				}
+				pow2 := n&(n-1) == 0
+				if bytesExact[key] && (pow2 || !powersOnly[key]) {
+					got := float64(slices.Max(res.SentElems) * elem)
+					if b := s.bytes[Shm] + s.bytes[Net]; b != got {
+						t.Errorf("%s n=%d: model charges %v bytes, the busiest rank sends %v", key, n, b, got)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestShapeClasses checks that work crossing servers is charged to the
+// network class, and only that.
+func TestShapeClasses(t *testing.T) {
+	tests := []struct {
+		name     string
+		coll     plan.Coll
+		topo     Topo
+		shm, net float64 // latencies per class
+	}{
+		{"ring", plan.AllReduce, Topo{8, 1}, 14, 0},
+		{"ring", plan.AllReduce, Topo{8, 2}, 0, 14},
+		{"rhd", plan.AllReduce, Topo{16, 4}, 4, 4}, // masks 1,2 stay on a server of 4
+		{"rhd", plan.AllReduce, Topo{12, 3}, 2, 6}, // folding pairs share a server, virtual ranks do not
+		{"tree", plan.Broadcast, Topo{16, 2}, 3, 1},
+		{"pat", plan.AllGather, Topo{64, 64}, 0, 6},
+	}
+	for _, tt := range tests {
+		s, err := shapeOf(tt.name, tt.coll, tt.topo, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.lat[Shm] != tt.shm || s.lat[Net] != tt.net {
+			t.Errorf("%s %s %+v: latencies shm %v net %v, want %v %v", tt.name, tt.coll, tt.topo, s.lat[Shm], s.lat[Net], tt.shm, tt.net)
+		}
+	}
+	if _, err := shapeOf("mesh", plan.AllReduce, Topo{16, 2}, 1); err == nil {
+		t.Error("mesh priced across servers")
+	}
+}
+
+func ExampleTable() {
+	p, _ := ParseAlgo("")
+	fmt.Print(Predict(DefaultModel(), p, Call{Coll: plan.AllReduce, Bytes: 1 << 20, Topo: Topo{Ranks: 64, Servers: 8}}))
+}

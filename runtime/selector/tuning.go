@@ -1,0 +1,122 @@
+package selector
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseTuning reads a tuning file and returns base with its settings
+// applied. One setting per line, "#" starts a comment:
+//
+//	shm.alpha 5us            # latency per message of a class (shm, net)
+//	shm.bandwidth 1.25e9     # bytes per second of a class
+//	net.parallel 2           # channels a class carries at full speed each
+//	reduce.bandwidth 1e9     # bytes of one input reduced per second
+//	copy.bandwidth 2.5e9     # bytes copied locally per second
+//	step 500ns               # cost of a local step and of posting a message
+//	channels.max 2
+//	channels.minbytes 256K
+//	segment.min 8K
+//	segment.max 512K
+//
+// Errors name the line.
+func ParseTuning(r io.Reader, base Model) (Model, error) {
+	m := base
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text, _, _ := strings.Cut(sc.Text(), "#")
+		f := strings.Fields(text)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 2 {
+			return base, fmt.Errorf("tuning line %d: want \"key value\", got %q", line, strings.TrimSpace(text))
+		}
+		if err := m.set(strings.ToLower(f[0]), f[1]); err != nil {
+			return base, fmt.Errorf("tuning line %d: %s: %w", line, f[0], err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return base, fmt.Errorf("tuning: %w", err)
+	}
+	return m, nil
+}
+
+func (m *Model) set(key, val string) error {
+	dur := func(d *time.Duration) error {
+		v, err := time.ParseDuration(val)
+		if err != nil || v < 0 {
+			return fmt.Errorf("bad duration %q", val)
+		}
+		*d = v
+		return nil
+	}
+	rate := func(inv *float64) error {
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil || !(v > 0) || v > 1e18 {
+			return fmt.Errorf("bad bandwidth %q (bytes per second)", val)
+		}
+		*inv = 1 / v
+		return nil
+	}
+	count := func(p *int) error {
+		v, err := strconv.Atoi(val)
+		if err != nil || v < 1 || v > 64 {
+			return fmt.Errorf("bad count %q (1 to 64)", val)
+		}
+		*p = v
+		return nil
+	}
+	size := func(p *int64) error {
+		v, err := ParseBytes(val)
+		if err != nil {
+			return err
+		}
+		*p = v
+		return nil
+	}
+	if cls, field, ok := strings.Cut(key, "."); ok && (cls == "shm" || cls == "net") {
+		l := &m.Links[Shm]
+		if cls == "net" {
+			l = &m.Links[Net]
+		}
+		switch field {
+		case "alpha":
+			return dur(&l.Alpha)
+		case "bandwidth":
+			return rate(&l.Beta)
+		case "parallel":
+			return count(&l.Parallel)
+		}
+		return fmt.Errorf("unknown setting")
+	}
+	var err error
+	switch key {
+	case "reduce.bandwidth":
+		return rate(&m.Gamma)
+	case "copy.bandwidth":
+		return rate(&m.Copy)
+	case "step":
+		return dur(&m.Step)
+	case "channels.max":
+		return count(&m.MaxChannels)
+	case "channels.minbytes":
+		return size(&m.MinChannelBytes)
+	case "segment.min":
+		err = size(&m.MinSegment)
+	case "segment.max":
+		err = size(&m.MaxSegment)
+	default:
+		return fmt.Errorf("unknown setting")
+	}
+	if err == nil && (m.MinSegment < 1 || m.MinSegment > m.MaxSegment) {
+		err = fmt.Errorf("segment.min %d above segment.max %d or below 1", m.MinSegment, m.MaxSegment)
+	}
+	return err
+}
