@@ -47,6 +47,15 @@ func BenchmarkSumFloat32(b *testing.B) {
 				b.Fatal("unreachable: keeps fa live")
 			}
 		})
+		// copy (runtime memmove) is the ceiling for one core: it touches
+		// 2 bytes per byte copied where the kernel touches 3.
+		b.Run(name+"/copy", func(b *testing.B) {
+			b.SetBytes(int64(2 * size))
+			for b.Loop() {
+				copy(y, x)
+			}
+			reportGBs(b, 2*size)
+		})
 	}
 }
 
@@ -63,5 +72,34 @@ func plainAdd(a, b []float32) {
 func reportGBs(b *testing.B, bytesPerOp int) {
 	if s := b.Elapsed().Seconds(); s > 0 {
 		b.ReportMetric(float64(bytesPerOp)*float64(b.N)/s/1e9, "GB/s")
+	}
+}
+
+// BenchmarkKernel measures every in-place kernel at 64 KiB (in cache, the
+// executor's segment scale) at the best level, and Divide: the per-byte
+// reduction cost for the selector's cost model.
+func BenchmarkKernel(b *testing.B) {
+	const size = 64 << 10
+	x, y := make([]byte, size), make([]byte, size)
+	for _, d := range allDTypes {
+		for _, op := range []Op{Sum, Prod, Max, Min} {
+			b.Run(fmt.Sprintf("%v/%v", d, op), func(b *testing.B) {
+				k, _ := Kernel(d, op)
+				b.SetBytes(3 * size)
+				for b.Loop() {
+					k(x, x, y)
+				}
+				reportGBs(b, 3*size)
+			})
+		}
+		if d.IsFloat() {
+			b.Run(fmt.Sprintf("%v/divide", d), func(b *testing.B) {
+				b.SetBytes(2 * size)
+				for b.Loop() {
+					_ = Divide(d, x, 3)
+				}
+				reportGBs(b, 2*size)
+			})
+		}
 	}
 }

@@ -114,3 +114,7 @@ func checked(d DType, op Op, f loop) loop {
 		f(dst, a, b)
 	}
 }
+
+// Implementation names the kernel implementation in use ("avx512", "avx2"
+// or "generic"), for the runtime's INFO log line.
+func Implementation() string { return level.String() }

@@ -202,4 +202,25 @@ func TestAvgReducesAsSum(t *testing.T) {
 // TestDetectedLevel records which implementation the package chose.
 func TestDetectedLevel(t *testing.T) {
 	t.Logf("kernel level: %v", detected)
+	if got := Implementation(); got != detected.String() {
+		t.Errorf("Implementation() = %q, want %q", got, detected)
+	}
+}
+
+// The executor calls kernels in its steady state, which allocates nothing.
+func TestKernelAndDivideDoNotAllocate(t *testing.T) {
+	buf, src := make([]byte, 4096+8), make([]byte, 4096+8)
+	for _, d := range allDTypes {
+		for _, op := range []Op{Sum, Prod, Max, Min} {
+			k, _ := Kernel(d, op)
+			if n := testing.AllocsPerRun(10, func() { k(buf[:4096], buf[:4096], src[3:4099]) }); n != 0 {
+				t.Errorf("%v %v kernel: %v allocations per call", d, op, n)
+			}
+		}
+		if d.IsFloat() {
+			if n := testing.AllocsPerRun(10, func() { _ = Divide(d, buf[1:4097], 7) }); n != 0 {
+				t.Errorf("%v Divide: %v allocations per call", d, n)
+			}
+		}
+	}
 }
