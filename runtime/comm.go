@@ -12,6 +12,7 @@ import (
 
 	"github.com/hcclrun/hcclrun/netio/control"
 	"github.com/hcclrun/hcclrun/runtime/executor"
+	"github.com/hcclrun/hcclrun/runtime/topo"
 )
 
 // controlPlane is what the runtime needs of the launcher's control service
@@ -86,7 +87,12 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		ctl.Close()
 		return nil, fail(err)
 	}
-	links, err := newLinkManager(ctx, job.Rank, job.Size, job.Key, ip, ctl, log)
+	facts, err := topo.Gather(job.Rank)
+	if err != nil {
+		ctl.Close()
+		return nil, fail(err)
+	}
+	links, err := newLinkManager(ctx, job, knobs, ip, facts, ctl, log)
 	if err != nil {
 		ctl.Close()
 		return nil, fail(err)
@@ -220,4 +226,20 @@ func (c *Comm) Close() error {
 		<-c.watchDone
 	})
 	return err
+}
+
+// Topology gathers every rank's facts from the control plane and returns
+// the job's layout: servers, ranks and the link class of every pair. It
+// does not communicate with the other ranks beyond reading what they
+// published at Init.
+func (c *Comm) Topology(ctx context.Context) (*topo.Topology, error) {
+	facts := make([]topo.Facts, c.Size())
+	for r := range facts {
+		f, err := c.links.PeerFacts(ctx, r)
+		if err != nil {
+			return nil, &OpError{Op: "Topology", Rank: c.Rank(), Peer: r, Step: -1, Err: err}
+		}
+		facts[r] = f
+	}
+	return topo.Build(facts, c.knobs.ShmDisable)
 }

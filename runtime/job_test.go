@@ -36,6 +36,7 @@ func startJob(t *testing.T, n int, opts ...hccl.Option) *testJob {
 	if err != nil {
 		t.Fatal(err)
 	}
+	jobID := fmt.Sprintf("test-%x", key[:6]) // names the ranks' shm sockets: unique per job
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() { defer close(served); srv.Serve(ctx) }()
@@ -60,7 +61,7 @@ func startJob(t *testing.T, n int, opts ...hccl.Option) *testJob {
 		go func() {
 			defer wg.Done()
 			o := append([]hccl.Option{
-				hccl.WithJob(hccl.Job{Rank: r, Size: n, ControlAddr: srv.Addr(), JobID: "test", Key: key}),
+				hccl.WithJob(hccl.Job{Rank: r, Size: n, ControlAddr: srv.Addr(), JobID: jobID, Key: key}),
 				hccl.WithLogger(quietLogger()),
 			}, opts...)
 			j.comms[r], errs[r] = hccl.Init(initCtx, o...)

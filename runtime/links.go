@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,48 +11,86 @@ import (
 	"sync"
 
 	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/runtime/topo"
 	"github.com/hcclrun/hcclrun/runtime/transport"
+	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
 	"github.com/hcclrun/hcclrun/runtime/transport/tcplink"
 )
 
 // linkManager opens the data links of a rank lazily, the first time the
 // executor needs a peer. Of two ranks, the higher one dials and the lower
 // one accepts, so both sides agree on one connection without talking first.
-// Endpoints are published on the control plane under dataKey(rank).
+//
+// Transports are tried in order, as NCCL does: shared memory when the
+// peer's topology facts say it shares this rank's host (and HCCL_SHM_DISABLE
+// is not set), then TCP. The lower rank listens on both and takes whatever
+// arrives. Endpoints and facts are published on the control plane under
+// dataKey(rank) and factsKey(rank).
 type linkManager struct {
 	rank, size int
+	jobID      string
 	key        []byte
 	ctl        controlPlane
-	ln         *netio.Listener
+	tcp        *netio.Listener
+	shm        *shmlink.Listener // nil when shared memory is disabled
+	ringBytes  int
+	facts      topo.Facts // this rank's
 	log        *slog.Logger
 
-	mu      sync.Mutex
-	links   map[int]transport.Link
-	arrived map[int]chan struct{} // closed when a link from that (higher) peer is accepted
-	closed  bool
-	done    chan struct{} // closed by close
+	mu         sync.Mutex
+	links      map[int]transport.Link
+	arrived    map[int]chan struct{} // closed when a link from that (higher) peer is accepted
+	peerFacts  map[int]topo.Facts
+	closed     bool
+	done       chan struct{} // closed by close
+	acceptDone sync.WaitGroup
 }
 
-func dataKey(rank int) string { return "data/" + strconv.Itoa(rank) }
+func dataKey(rank int) string  { return "data/" + strconv.Itoa(rank) }
+func factsKey(rank int) string { return "topo/" + strconv.Itoa(rank) }
 
-// newLinkManager listens for data links on ip and publishes the endpoint.
-func newLinkManager(ctx context.Context, rank, size int, key []byte, ip string, ctl controlPlane, log *slog.Logger) (*linkManager, error) {
-	me := netio.Hello{Purpose: netio.PurposeData, Rank: uint32(rank)}
-	ln, err := netio.Listen(net.JoinHostPort(ip, "0"), key, me, log)
+// newLinkManager listens for data links on ip (and on the shared-memory
+// socket), and publishes the endpoint and the rank's facts.
+func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts topo.Facts, ctl controlPlane, log *slog.Logger) (*linkManager, error) {
+	me := netio.Hello{Purpose: netio.PurposeData, Rank: uint32(job.Rank)}
+	tcp, err := netio.Listen(net.JoinHostPort(ip, "0"), job.Key, me, log)
 	if err != nil {
 		return nil, fmt.Errorf("listen for data links on %s: %w", ip, err)
 	}
 	m := &linkManager{
-		rank: rank, size: size, key: key, ctl: ctl, ln: ln, log: log,
-		links:   make(map[int]transport.Link),
-		arrived: make(map[int]chan struct{}),
-		done:    make(chan struct{}),
+		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
+		ringBytes: knobs.BuffSize, facts: facts,
+		links:     make(map[int]transport.Link),
+		arrived:   make(map[int]chan struct{}),
+		peerFacts: make(map[int]topo.Facts),
+		done:      make(chan struct{}),
 	}
-	if err := ctl.Put(ctx, dataKey(rank), []byte(ln.Addr().String())); err != nil {
-		ln.Close()
+	if !knobs.ShmDisable && job.Size > 1 {
+		if m.shm, err = shmlink.Listen(job.JobID, job.Rank, job.Key, log); err != nil {
+			tcp.Close()
+			return nil, fmt.Errorf("listen for shared-memory links: %w", err)
+		}
+	}
+	m.facts.DataIP = ip
+	blob, err := json.Marshal(m.facts)
+	if err != nil {
+		m.close()
+		return nil, err
+	}
+	if err := ctl.Put(ctx, factsKey(job.Rank), blob); err != nil {
+		m.close()
+		return nil, fmt.Errorf("publish topology facts: %w", err)
+	}
+	if err := ctl.Put(ctx, dataKey(job.Rank), []byte(tcp.Addr().String())); err != nil {
+		m.close()
 		return nil, fmt.Errorf("publish data endpoint: %w", err)
 	}
-	go m.acceptLoop()
+	m.acceptDone.Add(1)
+	go m.acceptTCP()
+	if m.shm != nil {
+		m.acceptDone.Add(1)
+		go m.acceptShm()
+	}
 	return m, nil
 }
 
@@ -64,28 +103,44 @@ func (m *linkManager) arrival(peer int) chan struct{} {
 	return ch
 }
 
-func (m *linkManager) acceptLoop() {
+// deliver registers a link accepted from peer, or refuses it.
+func (m *linkManager) deliver(peer int, l transport.Link, via string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if peer <= m.rank || peer >= m.size || m.closed || m.links[peer] != nil {
+		m.log.Warn("dropping unexpected data link", "peer", peer, "via", via)
+		l.Close()
+		return
+	}
+	m.links[peer] = l
+	close(m.arrival(peer))
+	m.log.Debug("link accepted", "peer", peer, "via", via)
+}
+
+func (m *linkManager) acceptTCP() {
+	defer m.acceptDone.Done()
 	for {
-		conn, hello, err := m.ln.Accept()
+		conn, hello, err := m.tcp.Accept()
 		if err != nil {
 			return // closed
 		}
-		peer := int(hello.Rank)
-		if hello.Purpose != netio.PurposeData || hello.Rank == netio.LauncherRank || peer <= m.rank || peer >= m.size {
-			m.log.Warn("dropping unexpected data connection", "rank", m.rank, "hello", hello.String(), "remote", conn.RemoteAddr().String())
+		if hello.Purpose != netio.PurposeData || hello.Rank == netio.LauncherRank {
+			m.log.Warn("dropping a connection that is not a data link", "hello", hello.String(), "remote", conn.RemoteAddr().String())
 			conn.Close()
 			continue
 		}
-		m.mu.Lock()
-		if m.closed || m.links[peer] != nil {
-			m.mu.Unlock()
-			m.log.Warn("dropping duplicate data connection", "rank", m.rank, "peer", peer)
-			conn.Close()
-			continue
+		m.deliver(int(hello.Rank), tcplink.New(conn, int(hello.Rank)), "tcp")
+	}
+}
+
+func (m *linkManager) acceptShm() {
+	defer m.acceptDone.Done()
+	for {
+		l, peer, err := m.shm.Accept(context.Background())
+		if err != nil {
+			return // closed
 		}
-		m.links[peer] = tcplink.New(conn, peer)
-		close(m.arrival(peer))
-		m.mu.Unlock()
+		m.deliver(peer, l, "shm")
 	}
 }
 
@@ -139,7 +194,50 @@ func (m *linkManager) Link(ctx context.Context, peer int) (transport.Link, error
 	return l, nil
 }
 
+// PeerFacts returns the topology facts peer published, waiting for them.
+func (m *linkManager) PeerFacts(ctx context.Context, peer int) (topo.Facts, error) {
+	if peer == m.rank {
+		return m.facts, nil
+	}
+	m.mu.Lock()
+	f, ok := m.peerFacts[peer]
+	m.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	blob, err := m.ctl.Get(ctx, factsKey(peer))
+	if err != nil {
+		return topo.Facts{}, fmt.Errorf("look up the topology facts of rank %d: %w", peer, err)
+	}
+	if err := json.Unmarshal(blob, &f); err != nil {
+		return topo.Facts{}, fmt.Errorf("topology facts of rank %d: %w", peer, err)
+	}
+	m.mu.Lock()
+	m.peerFacts[peer] = f
+	m.mu.Unlock()
+	return f, nil
+}
+
+// dial opens a link to the lower rank peer: shared memory when it shares
+// this rank's host, else (or when that fails) TCP.
 func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error) {
+	if m.shm != nil {
+		f, err := m.PeerFacts(ctx, peer)
+		if err != nil {
+			return nil, err
+		}
+		if topo.SameHost(m.facts, f) {
+			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes})
+			if err == nil {
+				m.log.Debug("link dialled", "peer", peer, "via", "shm")
+				return l, nil
+			}
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			m.log.Warn("shared memory to a rank of this host failed, using TCP", "peer", peer, "err", err)
+		}
+	}
 	addr, err := m.ctl.Get(ctx, dataKey(peer))
 	if err != nil {
 		return nil, fmt.Errorf("look up the data endpoint of rank %d: %w", peer, err)
@@ -153,10 +251,11 @@ func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error
 		conn.Close()
 		return nil, fmt.Errorf("connect to rank %d at %s: answered by %s", peer, addr, hello)
 	}
+	m.log.Debug("link dialled", "peer", peer, "via", "tcp", "addr", string(addr))
 	return tcplink.New(conn, peer), nil
 }
 
-// close closes the listener and every link; blocked calls on them fail.
+// close closes the listeners and every link; blocked calls on them fail.
 func (m *linkManager) close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -168,9 +267,13 @@ func (m *linkManager) close() error {
 	links := m.links
 	m.links = nil
 	m.mu.Unlock()
-	errs := []error{m.ln.Close()}
+	errs := []error{m.tcp.Close()}
+	if m.shm != nil {
+		errs = append(errs, m.shm.Close())
+	}
 	for _, l := range links {
 		errs = append(errs, l.Close())
 	}
+	m.acceptDone.Wait()
 	return errors.Join(errs...)
 }
