@@ -53,3 +53,22 @@ export HCCL_TEST_SSH_ALT_PORT=2222
 		})
 	}
 }
+
+func FuzzParseEnvFile(f *testing.F) {
+	f.Add("export HCCL_TEST_HOSTS=\"10.78.0.1 10.78.0.2\"\nexport HCCL_TEST_SSH_USER=root\n")
+	f.Add("# c\n\nexport A=b\n")
+	f.Add("export A=\"x\nexport =\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		vars, err := parseEnvFile([]byte(in))
+		if err != nil {
+			return
+		}
+		// whatever is accepted must be plain: no shell metacharacters survive
+		for k, v := range vars {
+			if k == "" || strings.ContainsAny(k, " \t\"'") || strings.ContainsAny(v, "\"$`") {
+				t.Fatalf("accepted %q=%q from %q", k, v, in)
+			}
+		}
+		fromVars(vars) // must not panic
+	})
+}
