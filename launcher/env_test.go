@@ -148,18 +148,28 @@ func splitTagged(t *testing.T, out string, np int) ([]map[string]string, []strin
 func TestArgumentPassThrough(t *testing.T) {
 	args := []string{"--lr", "0.1", "-n", "3", "", "a b", "-np", "--", "--tag-output", "ü\t$HOME"}
 	dir := t.TempDir()
-	job := &Job{Program: rankProg, NP: 2, Args: append(script(dir, "args"), args...)}
+	job := &Job{Program: rankProg, NP: 2, TagOutput: true, Args: append(script(dir, "args"), args...)}
 	res := runJob(t, job, 10*time.Second)
 	noLeftovers(t, dir)
 	if res.err != nil {
 		t.Fatalf("Run: %v", res.err)
 	}
+	got := make([]strings.Builder, 2)
+	for _, line := range strings.SplitAfter(res.stdout.String(), "\n") {
+		for r := range got {
+			if tag := fmt.Sprintf("[1,%d]<stdout>:", r); strings.HasPrefix(line, tag) {
+				got[r].WriteString(strings.TrimPrefix(line, tag))
+			}
+		}
+	}
 	var want strings.Builder
 	for _, a := range args {
 		fmt.Fprintf(&want, "arg: %q\n", a)
 	}
-	if got := res.stdout.String(); got != want.String()+want.String() {
-		t.Fatalf("ranks saw\n%s\nwant twice\n%s", got, want.String())
+	for r := range got {
+		if got[r].String() != want.String() {
+			t.Fatalf("rank %d saw\n%s\nwant\n%s\nall output:\n%s", r, got[r].String(), want.String(), res.stdout)
+		}
 	}
 }
 

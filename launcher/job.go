@@ -50,6 +50,11 @@ type Job struct {
 	// ControlListen is the address the control plane binds; "" means
 	// DefaultControlListen. Multi-host jobs bind the chosen interface.
 	ControlListen string
+	// ControlAdvertise is the address ranks dial (HCCL_CONTROL_ADDR and
+	// the table's control_addr): "host:port", or a host that gets the
+	// listener's port. "" means the listener's own address, which is right
+	// unless ControlListen is a wildcard.
+	ControlAdvertise string
 	// JobID names the job in the environment and the rank table; ""
 	// generates one.
 	JobID string
@@ -92,6 +97,10 @@ type resolved struct {
 	stdout io.Writer
 	stderr io.Writer
 	log    *slog.Logger
+
+	// Set by prepare.
+	exports []string // resolved -x variables
+	env     JobEnv   // shared by every rank, without the table path
 }
 
 // resolve checks the job description and fills in the defaults. With launch

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/ranktable"
 )
 
 // lostWindow is how long a rank whose control connection dropped may take to
@@ -32,48 +34,16 @@ const lostWindow = 500 * time.Millisecond
 func (j *Job) Run(ctx context.Context) error {
 	r, err := j.resolve(true)
 	if err != nil {
-		return err
-	}
-	exports, missing, err := ExportEnv(j.Export, os.LookupEnv)
-	if err != nil {
-		return err
-	}
-	for _, name := range missing {
-		r.log.Warn("-x: variable not set in the launcher's environment, not exported", "name", name)
-	}
-	jobID := j.JobID
-	if jobID == "" {
-		if jobID, err = newJobID(); err != nil {
-			return err
+		if j.Hosts != nil {
+			closeSpawners(j.Hosts)
 		}
-	}
-	key, err := netio.NewKey()
-	if err != nil {
 		return err
 	}
-	listen := j.ControlListen
-	if listen == "" {
-		listen = DefaultControlListen
-	}
-	ctl, err := startControl(ctx, controlConfig{
-		listen: listen, jobID: jobID, key: key, size: len(r.slots), log: r.log,
-	})
+	ctl, data, err := r.prepare(ctx)
 	if err != nil {
-		return fmt.Errorf("start control plane: %w", err)
-	}
-	table, err := r.rankTable(jobID, ctl.Addr())
-	if err != nil {
-		ctl.Close()
 		closeSpawners(r.hosts)
 		return err
 	}
-	data, err := table.Marshal()
-	if err != nil {
-		ctl.Close()
-		closeSpawners(r.hosts)
-		return err
-	}
-
 	s := newSupervisor(r, ctl)
 	defer s.cleanup()
 	for i, h := range r.hosts {
@@ -83,9 +53,69 @@ func (j *Job) Run(ctx context.Context) error {
 		}
 		s.tablePaths[i] = path
 	}
-	s.env = JobEnv{ControlAddr: ctl.Addr(), JobID: jobID, JobKey: netio.EncodeKey(key)}
-	s.exports = exports
 	return s.run(ctx)
+}
+
+// prepare does what comes before the first rank: the -x variables, the job
+// id and key, the control plane, and the rank table that names it.
+func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
+	exports, missing, err := ExportEnv(r.Export, os.LookupEnv)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range missing {
+		r.log.Warn("-x: variable not set in the launcher's environment, not exported", "name", name)
+	}
+	r.exports = exports
+	jobID := r.JobID
+	if jobID == "" {
+		if jobID, err = newJobID(); err != nil {
+			return nil, nil, err
+		}
+	}
+	key, err := netio.NewKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	listen := r.ControlListen
+	if listen == "" {
+		listen = DefaultControlListen
+	}
+	ctl, err := startControl(ctx, controlConfig{
+		listen: listen, jobID: jobID, key: key, size: len(r.slots), log: r.log,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start control plane on %s: %w", listen, err)
+	}
+	addr, err := advertised(ctl.Addr(), r.ControlAdvertise)
+	if err == nil {
+		var table *ranktable.Table
+		if table, err = r.rankTable(jobID, addr); err == nil {
+			var data []byte
+			if data, err = table.Marshal(); err == nil {
+				r.env = JobEnv{ControlAddr: addr, JobID: jobID, JobKey: netio.EncodeKey(key)}
+				return ctl, data, nil
+			}
+		}
+	}
+	ctl.Close()
+	return nil, nil, err
+}
+
+// advertised is the control address the ranks dial: the listener's, or
+// advertise with the listener's port when advertise has none.
+func advertised(listenerAddr, advertise string) (string, error) {
+	if advertise == "" {
+		return listenerAddr, nil
+	}
+	if _, _, err := net.SplitHostPort(advertise); err == nil {
+		return advertise, nil
+	}
+	_, port, err := net.SplitHostPort(listenerAddr)
+	if err != nil {
+		return "", fmt.Errorf("control plane address %q: %w", listenerAddr, err)
+	}
+	return net.JoinHostPort(advertise, port), nil
 }
 
 // newJobID returns a fresh job id: "hccl-" and 12 hex digits.
@@ -132,8 +162,6 @@ type supervisor struct {
 	r          *resolved
 	ctl        controlPlane
 	tablePaths []string
-	env        JobEnv
-	exports    []string
 	mux        *outputMux
 
 	state    []rankState
@@ -283,14 +311,14 @@ func (s *supervisor) startAll() {
 // spec builds the ProcSpec of one rank.
 func (s *supervisor) spec(rank int) ProcSpec {
 	slot := s.r.slots[rank]
-	env := s.env
+	env := s.r.env
 	env.RankTableFile = s.tablePaths[slot.host]
 	spec := ProcSpec{
 		Rank:   rank,
 		Path:   s.r.Program,
 		Args:   s.r.Args,
 		Dir:    s.r.Dir,
-		Env:    append(append([]string(nil), s.exports...), RankEnv(slot.id, env)...),
+		Env:    append(append([]string(nil), s.r.exports...), RankEnv(slot.id, env)...),
 		Stdout: s.writers[rank][0],
 		Stderr: s.writers[rank][1],
 	}
