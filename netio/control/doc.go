@@ -1,0 +1,23 @@
+// Package control is hcclrun's control plane: a small authenticated TCP
+// service that the launcher runs for one job, and the client every rank
+// uses to reach it.
+//
+// The service is a key-value store whose Get waits for the key to be put,
+// named barriers over all ranks, an abort broadcast, and liveness: both
+// sides send a heartbeat every HeartbeatInterval, and a side that hears
+// nothing for LostAfter declares the other lost. A rank publishes its
+// endpoints and topology facts with Put, reads its peers' with Get, meets
+// them in a Barrier, and learns through Done that the job is over when any
+// rank or the launcher aborts or the launcher disappears.
+//
+// Every connection starts with netio's handshake (the job key), then
+// carries length-prefixed binary messages capped at MaxValueSize plus a
+// little; a connection that sends anything else is closed, and only that
+// connection.
+//
+// The server never decides policy: it reports RankJoined, RankLeft,
+// RankLost and RankAborted events and broadcasts the aborts it is asked
+// for (a rank's own Abort, or the launcher's Server.Abort). Whether the loss
+// of a rank aborts the job is the launcher's call (ServerConfig.AbortOnLost
+// does it automatically).
+package control
