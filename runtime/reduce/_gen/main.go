@@ -3,8 +3,9 @@
 // Run it through go generate in the parent directory (see gen.go there); it
 // lives in its own module so that the main module does not depend on avo.
 //
-// Every kernel has the Go signature func(dst, a, b []byte) and computes
-// dst[i] = a[i] op b[i] over len(dst)/size elements. The caller (the Go side
+// Every reduction kernel has the Go signature func(dst, a, b []byte) and
+// computes dst[i] = a[i] op b[i] over len(dst)/size elements; the Divide
+// kernels are func(buf []byte, n float32 or float64) and divide in place. The caller (the Go side
 // of package reduce) has checked that the three slices have the same length,
 // a multiple of the element size, and that dst aliases a or b exactly or not
 // at all: each vector is loaded completely before its result is stored, so
@@ -13,9 +14,12 @@
 // Loop shape: an unrolled loop over `unroll` vectors, then single vectors,
 // then (AVX-512 only) one masked vector for the remaining elements. The AVX2
 // kernels stop after the single vectors and leave the last
-// len(dst) % vecMem bytes to the generic Go loop; AVX2 has no byte-granular
-// masked load for every width, and a scalar tail in assembly would only
+// len(dst) % memBytes bytes to the generic Go loop: AVX2 has no masked load
+// for 8- and 16-bit elements, and a scalar tail in assembly would only
 // duplicate the Go code.
+//
+// Stores are ordinary (not non-temporal): the executor reduces in place into
+// segments it sends next, so the result should stay in cache.
 package main
 
 import (
