@@ -39,10 +39,26 @@ func inPlaceAllowed(c plan.Coll) bool {
 	return c != plan.AlltoAll && c != plan.AlltoAllV && c != plan.Barrier
 }
 
+// hierTopos are the (ranks, ranks per server) pairs the hierarchical
+// algorithms are simulated at.
+var hierTopos = [][2]int{{4, 2}, {6, 2}, {6, 3}, {8, 2}, {8, 4}, {9, 3}, {10, 5}, {12, 3}, {12, 4}, {15, 5}, {16, 4}, {16, 8}, {32, 8}, {64, 8}, {100, 10}}
+
 // matrix lists every case for algorithm a and collective coll.
 func matrix(a plan.Algorithm, coll plan.Coll) []simCase {
 	var cases []simCase
-	for _, n := range matrixSizes {
+	type topo struct{ n, perServer int }
+	var topos []topo
+	if _, ok := a.(Hier); ok {
+		for _, t := range hierTopos {
+			topos = append(topos, topo{t[0], t[1]})
+		}
+	} else {
+		for _, n := range matrixSizes {
+			topos = append(topos, topo{n, 0})
+		}
+	}
+	for _, tp := range topos {
+		n := tp.n
 		counts := matrixCounts(n)
 		if coll == plan.Barrier {
 			counts = []int{0}
@@ -70,7 +86,7 @@ func matrix(a plan.Algorithm, coll plan.Coll) []simCase {
 			for _, root := range roots {
 				for _, ip := range ips {
 					for _, op := range ops {
-						cases = append(cases, simCase{alg: a, coll: coll, n: n, count: count, root: root, inPlace: ip, op: op})
+						cases = append(cases, simCase{alg: a, coll: coll, n: n, count: count, root: root, inPlace: ip, op: op, perServer: tp.perServer})
 					}
 				}
 			}
@@ -138,6 +154,8 @@ func TestRounds(t *testing.T) {
 		{simCase{alg: PAT{}, coll: plan.AllGather, n: 100, count: 2, op: "sum"}, 7},
 		{simCase{alg: PAT{}, coll: plan.ReduceScatter, n: 100, count: 2, op: "sum"}, 7},
 		{simCase{alg: PAT{}, coll: plan.ReduceScatter, n: 16, count: 2, op: "sum"}, 4},
+		{simCase{alg: Hier{}, coll: plan.AllReduce, n: 32, perServer: 8, count: 64, op: "sum"}, 7 + 4 + 7},
+		{simCase{alg: Hier{}, coll: plan.Broadcast, n: 32, perServer: 8, count: 64, root: 13, op: "sum"}, 2 + 3},
 	}
 	for _, tt := range tests {
 		res, err := tt.c.run()
@@ -241,6 +259,9 @@ func TestGolden(t *testing.T) {
 		{"rhd_allreduce_n5", RHD{}, func(r int) plan.Request {
 			return plan.Request{Coll: plan.AllReduce, Rank: r, Size: 5, Count: 9}
 		}, 5},
+		{"hier_allreduce_n4_k2", Hier{}, func(r int) plan.Request {
+			return plan.Request{Coll: plan.AllReduce, Rank: r, Size: 4, Count: 8, PerServer: 2}
+		}, 4},
 		{"pat_allgather_n5", PAT{}, func(r int) plan.Request {
 			return plan.Request{Coll: plan.AllGather, Rank: r, Size: 5, Count: 2}
 		}, 5},

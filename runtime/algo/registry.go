@@ -13,6 +13,7 @@ var registry = []plan.Algorithm{
 	Mesh{},
 	OneShot{},
 	PAT{},
+	Hier{},
 }
 
 // All returns every algorithm, in a fixed order. The slice is the caller's.

@@ -109,11 +109,20 @@ func ringAllReduce(b *builder, req plan.Request) {
 		localCopy(b, req, c)
 		return
 	}
-	right, left := mod(r+1, n), mod(r-1, n)
 	ch := func(buf plan.Buf, k int) plan.Region {
 		off, l := chunk(c, n, mod(k, n))
 		return reg(buf, off, l)
 	}
+	right, left := mod(r+1, n), mod(r-1, n)
+	ringReduceScatterPhase(b, n, r, right, left, ch)
+	ringAllGatherPhase(b, n, r, right, left, ch)
+}
+
+// ringReduceScatterPhase is the first half of a ring AllReduce among n
+// members, this one member r with neighbours right and left (ranks).
+// ch(buf, k) is chunk k (any integer, taken mod n) of buffer buf. Member r
+// ends owning the reduced chunk r+1 in BufRecv.
+func ringReduceScatterPhase(b *builder, n, r, right, left int, ch func(buf plan.Buf, k int) plan.Region) {
 	for s := 0; s < n-1; s++ {
 		src := ch(plan.BufRecv, r-s)
 		if s == 0 {
@@ -122,6 +131,11 @@ func ringAllReduce(b *builder, req plan.Request) {
 		k := r - s - 1
 		b.step(send(right, src), recvReduce(left, ch(plan.BufSend, k), ch(plan.BufRecv, k)))
 	}
+}
+
+// ringAllGatherPhase is the second half: member r owns chunk r+1 of
+// BufRecv and ends with all of them.
+func ringAllGatherPhase(b *builder, n, r, right, left int, ch func(buf plan.Buf, k int) plan.Region) {
 	for s := 0; s < n-1; s++ {
 		b.step(send(right, ch(plan.BufRecv, r+1-s)), recv(left, ch(plan.BufRecv, r-s)))
 	}

@@ -20,6 +20,8 @@ type simCase struct {
 	root    int
 	inPlace bool
 	op      string // "sum" or "max"
+	// perServer is Request.PerServer, for the hierarchical algorithms.
+	perServer int
 }
 
 func (c simCase) String() string {
@@ -27,7 +29,7 @@ func (c simCase) String() string {
 	if c.inPlace {
 		ip = "in-place"
 	}
-	return fmt.Sprintf("%s/%s n=%d count=%d root=%d %s %s", c.alg.Name(), c.coll, c.n, c.count, c.root, ip, c.op)
+	return fmt.Sprintf("%s/%s n=%d (%d per server) count=%d root=%d %s %s", c.alg.Name(), c.coll, c.n, c.perServer, c.count, c.root, ip, c.op)
 }
 
 func (c simCase) reduce() plan.ReduceFunc {
@@ -70,7 +72,7 @@ func a2avLayout(n, count, r int) (sc, sd, rc, rd []int, sendLen, recvLen int) {
 }
 
 func (c simCase) request(r int) plan.Request {
-	req := plan.Request{Coll: c.coll, Rank: r, Size: c.n, Count: c.count, InPlace: c.inPlace}
+	req := plan.Request{Coll: c.coll, Rank: r, Size: c.n, Count: c.count, InPlace: c.inPlace, PerServer: c.perServer}
 	switch c.coll {
 	case plan.Broadcast, plan.Reduce:
 		req.Root = c.root

@@ -20,12 +20,21 @@ type Request struct {
 
 	// InPlace tells that the send and receive buffers alias in the NCCL
 	// sense: AllReduce send == recv; AllGather send == recv[Rank*Count:];
-	// ReduceScatter recv == send[Rank*Count:]. The plan must then be correct
+	// ReduceScatter recv == send[Rank*Count:]; Broadcast and Reduce: send
+	// == recv on the root (non-roots of a Broadcast only have recv, and
+	// non-roots of a Reduce only send). The plan must then be correct
 	// when reads of BufSend see earlier writes to BufRecv.
 	InPlace bool
 
 	// AlltoAllV counts and displacements, in elements, of length Size.
 	SendCounts, SendDispls, RecvCounts, RecvDispls []int
+
+	// PerServer is the number of ranks on each server when the job spans
+	// several servers with the same number of ranks each, ranks of one
+	// server contiguous (server g holds ranks g*PerServer to
+	// g*PerServer+PerServer-1). 0 means unknown or one server. Only the
+	// hierarchical algorithms read it.
+	PerServer int
 }
 
 // Algorithm builds plans. Implementations are pure and deterministic: the

@@ -221,6 +221,68 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 		// peer's share of the round's bytes.
 		s.msgs = s.lat[Shm] * peers
 		s.maxOp = s.bytes[Shm] / max(s.lat[Shm], 1) / peers
+	case "hier":
+		k, sv := t.perServer(), t.servers()
+		if sv < 2 || k < 2 || n%sv != 0 {
+			return shape{}, fmt.Errorf("hier needs two or more servers of two or more ranks each, evenly (%d ranks on %d servers)", n, sv)
+		}
+		// Phases run one after another: add their shapes. Within a
+		// server the ranks talk over shm, between servers only columns
+		// talk, one rank per server each.
+		intra, inter := Topo{Ranks: k, Servers: 1}, Topo{Ranks: sv, Servers: sv}
+		kf := float64(k)
+		var parts []shape
+		add := func(name string, coll plan.Coll, t Topo, size float64) error {
+			p, err := shapeOf(name, coll, t, int64(size))
+			parts = append(parts, p)
+			return err
+		}
+		var err error
+		switch coll {
+		case plan.AllReduce:
+			// The ring reduce-scatter and all-gather phases of a
+			// ring AllReduce within the server around an RHD AllReduce
+			// of one chunk within the column.
+			ring, _ := shapeOf("ring", plan.AllReduce, intra, size)
+			parts = append(parts, ring)
+			err = add("rhd", plan.AllReduce, inter, S/kf)
+		case plan.AllGather:
+			err = add("rhd", plan.AllGather, inter, S/kf)
+			if err == nil {
+				err = add("ring", plan.AllGather, intra, S)
+			}
+			s.copy += S
+		case plan.ReduceScatter:
+			s.copy += S
+			err = add("ring", plan.ReduceScatter, intra, S)
+			if err == nil {
+				err = add("rhd", plan.ReduceScatter, inter, S/kf)
+			}
+		case plan.Broadcast:
+			err = add("tree", coll, inter, S)
+			if err == nil {
+				err = add("tree", coll, intra, S)
+			}
+		case plan.Reduce:
+			err = add("tree", coll, intra, S)
+			if err == nil {
+				err = add("tree", coll, inter, S)
+			}
+		}
+		if err != nil {
+			return shape{}, err
+		}
+		for _, p := range parts {
+			for c := range s.lat {
+				s.lat[c] += p.lat[c]
+				s.bytes[c] += p.bytes[c]
+			}
+			s.reduce += p.reduce
+			s.copy += p.copy
+			s.local += p.local
+			s.msgs += p.msgs
+			s.maxOp = max(s.maxOp, p.maxOp)
+		}
 	case "pat":
 		ks := algo.PATRounds(n)
 		for i := range ks {

@@ -11,11 +11,11 @@ import (
 
 // simulate builds every rank's plan for the call of count elements (per
 // rank share for AllGather, ReduceScatter, AlltoAll(V)) and runs it.
-func simulate(a plan.Algorithm, coll plan.Coll, n, count int) (*plan.SimResult, error) {
+func simulate(a plan.Algorithm, coll plan.Coll, n, perServer, count int) (*plan.SimResult, error) {
 	plans := make([]*plan.Plan, n)
 	ranks := make([]plan.SimRank, n)
 	for r := 0; r < n; r++ {
-		req := plan.Request{Coll: coll, Rank: r, Size: n, Count: count}
+		req := plan.Request{Coll: coll, Rank: r, Size: n, Count: count, PerServer: perServer}
 		sendLen, recvLen := count, count
 		switch coll {
 		case plan.AllGather:
@@ -66,17 +66,28 @@ func TestShapeMatchesPlans(t *testing.T) {
 		"mesh/Broadcast": true, "mesh/AlltoAll": true, "mesh/AlltoAllV": true, "mesh/Barrier": true,
 		"oneshot/AllReduce": true, "pat/AllGather": true, "pat/ReduceScatter": true,
 		"rhd/AllReduce": true, "rhd/ReduceScatter": true, "rhd/AllGather": true,
+		"hier/AllReduce": true, "hier/ReduceScatter": true, "hier/AllGather": true,
 	}
-	powersOnly := map[string]bool{"rhd/AllReduce": true, "rhd/ReduceScatter": true, "rhd/AllGather": true}
+	powersOnly := map[string]bool{"rhd/AllReduce": true, "rhd/ReduceScatter": true, "rhd/AllGather": true,
+		"hier/AllReduce": true, "hier/ReduceScatter": true, "hier/AllGather": true}
 	const elem = 8
 	for _, a := range algo.All() {
 		for _, coll := range a.(algo.Collectives).Colls() {
 			key := a.Name() + "/" + coll.String()
-			for _, n := range []int{2, 3, 4, 5, 7, 8, 9, 16, 17} {
+			topos := []Topo{{2, 1}, {3, 1}, {4, 1}, {5, 1}, {7, 1}, {8, 1}, {9, 1}, {16, 1}, {17, 1}}
+			if a.Name() == "hier" {
+				topos = []Topo{{4, 2}, {8, 2}, {8, 4}, {12, 4}, {12, 3}, {16, 4}, {24, 3}, {32, 4}}
+			}
+			for _, topo := range topos {
+				n := topo.Ranks
+				perServer := 0
+				if topo.Servers > 1 {
+					perServer = n / topo.Servers
+				}
 				// Counts divisible by n keep chunks equal, as the
 				// formulas assume; at least n keeps every chunk busy.
 				count := 4 * n
-				res, err := simulate(a, coll, n, count)
+				res, err := simulate(a, coll, n, perServer, count)
 				if err != nil {
 					t.Fatalf("%s n=%d: %v", key, n, err)
 				}
@@ -85,7 +96,7 @@ func TestShapeMatchesPlans(t *testing.T) {
 				case plan.AllGather, plan.ReduceScatter, plan.AlltoAll, plan.AlltoAllV:
 					size *= int64(n)
 				}
-				s, err := shapeOf(a.Name(), coll, Topo{Ranks: n, Servers: 1}, size)
+				s, err := shapeOf(a.Name(), coll, topo, size)
 				if err != nil {
 					t.Fatalf("%s n=%d: %v", key, n, err)
 				}
@@ -93,7 +104,7 @@ func TestShapeMatchesPlans(t *testing.T) {
 				if int(lat) != res.Rounds {
 					t.Errorf("%s n=%d: model charges %v latencies, the plan has %d rounds", key, n, lat, res.Rounds)
 				}
-				pow2 := n&(n-1) == 0
+				pow2 := n&(n-1) == 0 && (topo.Servers&(topo.Servers-1)) == 0
 				if bytesExact[key] && (pow2 || !powersOnly[key]) {
 					got := float64(slices.Max(res.SentElems) * elem)
 					if b := s.bytes[Shm] + s.bytes[Net]; b != got {
@@ -120,6 +131,8 @@ func TestShapeClasses(t *testing.T) {
 		{"rhd", plan.AllReduce, Topo{12, 3}, 2, 6}, // folding pairs share a server, virtual ranks do not
 		{"tree", plan.Broadcast, Topo{16, 2}, 3, 1},
 		{"pat", plan.AllGather, Topo{64, 64}, 0, 6},
+		{"hier", plan.AllReduce, Topo{64, 8}, 14, 6},
+		{"hier", plan.Broadcast, Topo{64, 8}, 3, 3},
 	}
 	for _, tt := range tests {
 		s, err := shapeOf(tt.name, tt.coll, tt.topo, 1<<20)
