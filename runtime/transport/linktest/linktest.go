@@ -35,6 +35,7 @@ func Run(t *testing.T, newPair NewPair) {
 		{"CloseWhileRecv", testCloseWhileRecv},
 		{"PeerCloseWhileRecv", testPeerCloseWhileRecv},
 		{"CloseWhileSend", testCloseWhileSend},
+		{"PeerCloseWhileSend", testPeerCloseWhileSend},
 		{"CancelRecv", testCancelRecv},
 		{"CancelSend", testCancelSend},
 		{"DeadlineRecv", testDeadlineRecv},
@@ -441,6 +442,13 @@ func testCloseWhileSend(t *testing.T, a, b transport.Link) {
 	big := make([]byte, 64<<20) // more than any buffer: Send must block
 	h := header(1, len(big))
 	blocked(t, func() error { return a.Send(ctx, &h, big) }, func() { a.Close() })
+}
+
+func testPeerCloseWhileSend(t *testing.T, a, b transport.Link) {
+	ctx := opCtx(t)
+	big := make([]byte, 64<<20)
+	h := header(1, len(big))
+	blocked(t, func() error { return a.Send(ctx, &h, big) }, func() { b.Close() })
 }
 
 func testCancelRecv(t *testing.T, a, b transport.Link) {
