@@ -225,3 +225,14 @@ func checkMovers[T hccl.Element](t *testing.T, j *testJob, ctx context.Context, 
 	})
 	j.must("Barrier", func(c *hccl.Comm) error { return c.Barrier(ctx) })
 }
+
+// TestCollectiveMatrixTCP runs the matrix with shared memory disabled, so
+// that ranks of this one process talk through TCP as ranks of different
+// servers do.
+func TestCollectiveMatrixTCP(t *testing.T) {
+	for _, n := range matrixRanks {
+		t.Run(fmt.Sprintf("np%d", n), func(t *testing.T) {
+			runMatrix(t, n, matrixCounts, hccl.WithShmDisabled(true))
+		})
+	}
+}

@@ -308,9 +308,7 @@ func (r *run) payload(ctx context.Context, t *task, visitor transport.PayloadVis
 	src := t.src[off : off+n]
 	kernel := r.call.Kernel
 	if visitor != nil {
-		return visitor.VisitPayload(ctx, n, func(o int, b []byte) {
-			kernel(dst[o:o+len(b)], src[o:o+len(b)], b)
-		})
+		return visitor.VisitPayload(ctx, n, elementPieces(r.call.ElemSize, dst, src, kernel))
 	}
 	stage := t.stage[:n]
 	if err := t.link.RecvPayload(ctx, stage); err != nil {
@@ -318,6 +316,31 @@ func (r *run) payload(ctx context.Context, t *task, visitor transport.PayloadVis
 	}
 	kernel(dst, src, stage)
 	return nil
+}
+
+// elementPieces adapts a reduction to VisitPayload, whose pieces may split
+// an element where a ring wraps around: the bytes of a split element are
+// gathered in a carry buffer and reduced once complete.
+func elementPieces(es int, dst, src []byte, kernel func(dst, a, b []byte)) func(off int, b []byte) {
+	var carry [16]byte
+	carried := 0
+	return func(off int, b []byte) {
+		if carried > 0 {
+			take := copy(carry[carried:es], b)
+			carried += take
+			b, off = b[take:], off+take
+			if carried < es {
+				return
+			}
+			kernel(dst[off-es:off], src[off-es:off], carry[:es])
+			carried = 0
+		}
+		whole := len(b) - len(b)%es
+		if whole > 0 {
+			kernel(dst[off:off+whole], src[off:off+whole], b[:whole])
+		}
+		carried = copy(carry[:], b[whole:])
+	}
 }
 
 // stagingFor returns the staging buffer of receives from peer. Ops of one
