@@ -18,6 +18,12 @@ func testCtx(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
+func testCtxB(b *testing.B, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	b.Cleanup(cancel)
+	return ctx
+}
+
 func testKey(t *testing.T) Key {
 	t.Helper()
 	k, err := NewKey()
