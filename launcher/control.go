@@ -3,18 +3,20 @@ package launcher
 import (
 	"context"
 	"log/slog"
-	"net"
+	"sync"
 
 	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/netio/control"
 )
 
 // controlPlane is what the supervisor needs from the control-plane server:
 // its address for the ranks, the abort broadcast, and the news of ranks
-// whose connection dropped.
+// whose connection dropped or who aborted the job themselves.
 type controlPlane interface {
 	Addr() string
-	// Abort tells every connected rank that the job is aborted because of
-	// origin (-1: no rank, e.g. a timeout or a signal).
+	// Abort tells every connected rank (and every rank that connects
+	// later) that the job is aborted because of origin (-1: the launcher,
+	// e.g. a timeout or a signal).
 	Abort(origin int, reason string)
 	Events() <-chan controlEvent
 	Close() error
@@ -23,7 +25,7 @@ type controlPlane interface {
 type controlEventKind int
 
 const (
-	eventLost    controlEventKind = iota // connection dropped without a goodbye
+	eventLost    controlEventKind = iota // connection dropped or silent, no goodbye
 	eventAborted                         // the rank itself aborted the job
 )
 
@@ -41,24 +43,71 @@ type controlConfig struct {
 	log    *slog.Logger
 }
 
-// startControl starts the control plane of a job.
-//
-// TODO(control): netio/control is being written; until it lands this is a
-// listener that accepts nothing, so that HCCL_CONTROL_ADDR is a real address.
-func startControl(ctx context.Context, cfg controlConfig) (controlPlane, error) {
-	ln, err := net.Listen("tcp", cfg.listen)
+// startControl starts the job's control-plane server (netio/control) on
+// cfg.listen and serves it until Close. The server does not abort on its
+// own when a rank is lost: the launcher decides, because it also sees the
+// rank's process and can tell a crash (exit status) from a hang.
+func startControl(_ context.Context, cfg controlConfig) (controlPlane, error) {
+	srv, err := control.NewServer(control.ServerConfig{
+		Addr: cfg.listen,
+		Key:  cfg.key,
+		Size: cfg.size,
+		Log:  demoted(cfg.log).With("job", cfg.jobID),
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &pendingControl{ln: ln, events: make(chan controlEvent)}, nil
+	c := &serverControl{srv: srv, log: cfg.log, events: make(chan controlEvent, cfg.size+16)}
+	c.wg.Add(2)
+	go func() {
+		defer c.wg.Done()
+		// Serve's own context is not Run's: a cancelled Run still tears
+		// down through the control plane, and Close ends Serve.
+		if err := srv.Serve(context.Background()); err != nil {
+			cfg.log.Warn("control plane stopped", "err", err)
+		}
+	}()
+	go c.pump()
+	return c, nil
 }
 
-type pendingControl struct {
-	ln     net.Listener
+// serverControl adapts *control.Server to controlPlane.
+type serverControl struct {
+	srv    *control.Server
+	log    *slog.Logger
 	events chan controlEvent
+	wg     sync.WaitGroup
 }
 
-func (c *pendingControl) Addr() string                { return c.ln.Addr().String() }
-func (c *pendingControl) Abort(int, string)           {}
-func (c *pendingControl) Events() <-chan controlEvent { return c.events }
-func (c *pendingControl) Close() error                { return c.ln.Close() }
+func (c *serverControl) Addr() string                    { return c.srv.Addr() }
+func (c *serverControl) Abort(origin int, reason string) { c.srv.Abort(origin, reason) }
+func (c *serverControl) Events() <-chan controlEvent     { return c.events }
+
+// pump translates the server's events into the supervisor's, until the
+// server closes its channel.
+func (c *serverControl) pump() {
+	defer c.wg.Done()
+	defer close(c.events)
+	for ev := range c.srv.Events() {
+		c.log.Debug("control", "event", ev.String())
+		switch e := ev.(type) {
+		case control.RankLost:
+			c.events <- controlEvent{kind: eventLost, rank: e.Rank, reason: e.Err.Error()}
+		case control.RankAborted:
+			c.events <- controlEvent{kind: eventAborted, rank: e.Rank, reason: e.Reason}
+		}
+	}
+}
+
+// Close stops the server (every rank still connected sees its connection
+// close) and waits for the serving goroutines.
+func (c *serverControl) Close() error {
+	err := c.srv.Close()
+	// The supervisor no longer reads events: drain so pump can finish.
+	go func() {
+		for range c.events {
+		}
+	}()
+	c.wg.Wait()
+	return err
+}

@@ -166,6 +166,29 @@ func (e *InterruptError) Error() string {
 // ExitCode is 128+n for signal n, as a shell reports a job it interrupted.
 func (e *InterruptError) ExitCode() int { return exitSignalsBase + int(e.Signal) }
 
+// OutputError reports a job stopped because the launcher could not write
+// the ranks' output any more, typically because stdout is a pipe whose
+// reader exited.
+type OutputError struct {
+	Terminated int
+	Err        error
+}
+
+func (e *OutputError) Error() string {
+	return fmt.Sprintf("writing the ranks' output: %v; terminated %s", e.Err, ranks(e.Terminated))
+}
+
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// ExitCode is 141 (128+SIGPIPE) for a closed pipe, as a shell reports a
+// pipeline stage killed by SIGPIPE, and 1 otherwise.
+func (e *OutputError) ExitCode() int {
+	if errors.Is(e.Err, syscall.EPIPE) {
+		return exitSignalsBase + int(syscall.SIGPIPE)
+	}
+	return ExitFailure
+}
+
 // ExitCode maps an error returned by this package to the exit code hcclrun
 // returns: 0 for nil, the code an error carries (RankError, TimeoutError,
 // InterruptError, StartError, usage errors), and 1 for anything else.

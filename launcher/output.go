@@ -30,6 +30,9 @@ type outputMux struct {
 	mu     sync.Mutex
 	tagged bool
 	jobNum int // the "1" of "[1,rank]": Open MPI's job number
+	// broken, if set, is told (once per writer, under mu) that a
+	// destination failed, e.g. stdout is a pipe whose reader went away.
+	broken func(error)
 }
 
 // writer returns the relay for one stream of one rank. name is "stdout" or
@@ -156,5 +159,8 @@ func (w *lineWriter) emit(lines []byte, terminate bool) {
 	}
 	if _, err := w.dst.Write(batch); err != nil {
 		w.err = err
+		if w.mux.broken != nil {
+			w.mux.broken(err)
+		}
 	}
 }

@@ -173,6 +173,7 @@ type supervisor struct {
 	started chan startedMsg
 	exited  chan exitedMsg
 	lostDue chan int             // a flagged rank's window has passed
+	broken  chan error           // the launcher's stdout or stderr failed
 	flagged map[int]controlEvent // ranks the control plane reported lost or aborting
 
 	// Teardown.
@@ -202,6 +203,7 @@ func newSupervisor(r *resolved, ctl controlPlane) *supervisor {
 		r: r, ctl: ctl,
 		tablePaths: make([]string, len(r.hosts)),
 		mux:        &outputMux{tagged: r.TagOutput, jobNum: 1},
+		broken:     make(chan error, 1),
 		state:      make([]rankState, n),
 		procs:      make([]Process, n),
 		statuses:   make([]ExitStatus, n),
@@ -213,6 +215,12 @@ func newSupervisor(r *resolved, ctl controlPlane) *supervisor {
 		flagged:    make(map[int]controlEvent),
 		terminated: make(map[int]bool),
 		failed:     -1,
+	}
+	s.mux.broken = func(err error) {
+		select {
+		case s.broken <- err:
+		default: // one is enough
+		}
 	}
 	for i := range s.writers {
 		s.writers[i] = [2]*lineWriter{
@@ -268,6 +276,10 @@ func (s *supervisor) run(ctx context.Context) error {
 			s.onControl(ev)
 		case rank := <-s.lostDue:
 			s.onLostDue(rank)
+		case err := <-s.broken:
+			// Nobody reads the output any more (hcclrun ... | head): stop
+			// the job as a pipeline would, but in order.
+			s.teardown(&OutputError{Err: err}, -1, syscall.SIGTERM, "the launcher's output is closed")
 		case sig := <-s.r.Signals:
 			s.onSignal(sig)
 		case <-timeout:
@@ -363,7 +375,7 @@ func (s *supervisor) onExited(m exitedMsg) {
 	s.left--
 	for _, w := range s.writers[m.rank] {
 		if err := w.Flush(); err != nil {
-			s.r.log.Warn("relay output", "rank", m.rank, "err", err)
+			s.r.log.Debug("relay output", "rank", m.rank, "err", err)
 		}
 	}
 	p := s.procs[m.rank]
@@ -537,8 +549,11 @@ func (s *supervisor) countTerminated() {
 		re *RankError
 		te *TimeoutError
 		ie *InterruptError
+		oe *OutputError
 	)
 	switch {
+	case errors.As(s.result, &oe):
+		oe.Terminated = n
 	case errors.As(s.result, &re):
 		re.Terminated = n
 	case errors.As(s.result, &te):

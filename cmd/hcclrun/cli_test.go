@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -27,10 +30,12 @@ func TestExitCodes(t *testing.T) {
 			`^hcclrun: rank 1 \(pid \d+ on \S+\) exited with code 3; terminated 2 other ranks\n$`},
 		{"signal", []string{"-n", "4"}, []string{"kill@2", "KILL", "sleep", "30s"}, 137,
 			`^hcclrun: rank 2 \(pid \d+ on \S+\) killed by SIGKILL \(signal 9\); terminated 3 other ranks\n$`},
-		{"timeout", []string{"-np", "2", "--timeout", "500ms"}, []string{"sleep", "30s"}, 124,
-			`^hcclrun: job timed out after 500ms; terminated 2 ranks\n$`},
-		{"timeout in seconds", []string{"-np", "1", "--timeout", "0.3"}, []string{"sleep", "30s"}, 124,
-			`^hcclrun: job timed out after 300ms; terminated 1 rank\n$`},
+		// The limits leave the ranks time to record their pids on a loaded
+		// machine.
+		{"timeout", []string{"-np", "2", "--timeout", "1500ms"}, []string{"sleep", "30s"}, 124,
+			`^hcclrun: job timed out after 1.5s; terminated 2 ranks\n$`},
+		{"timeout in seconds", []string{"-np", "1", "--timeout", "2"}, []string{"sleep", "30s"}, 124,
+			`^hcclrun: job timed out after 2s; terminated 1 rank\n$`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,6 +169,46 @@ func TestRanksSurviveIdleLauncher(t *testing.T) {
 	noLeftovers(t, dir)
 	if res.code != 0 || strings.Count(res.stdout, "alive\n") != 4 {
 		t.Fatalf("exit code %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+}
+
+// TestClosedStdout: with stdout a pipe whose reader goes away (hcclrun ... |
+// head -1), hcclrun takes the job down in order and exits 141 quietly,
+// instead of dying of SIGPIPE with its rank table left behind.
+func TestClosedStdout(t *testing.T) {
+	dir := t.TempDir()
+	tmp := t.TempDir()
+	cmd := exec.Command(hcclrunBin, rankArgs(dir, []string{"-np", "2"}, "spam", "1000000", "100")...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp) // where the rank table goes
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = w, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "rank ") {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	r.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("hcclrun did not stop after its stdout closed")
+	}
+	noLeftovers(t, dir)
+	if code := cmd.ProcessState.ExitCode(); code != 141 || errOut.String() != "" {
+		t.Fatalf("exit code %d, stderr %q; want 141 and nothing", code, errOut.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) != 0 {
+		t.Fatalf("left behind in TMPDIR: %v", left)
 	}
 }
 

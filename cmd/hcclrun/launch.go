@@ -11,10 +11,23 @@ import (
 
 // launchJob runs job with SIGINT and SIGTERM routed to the launcher, which
 // forwards them to the ranks (a second SIGINT kills them at once).
+//
+// SIGPIPE is caught and dropped: a write to a closed stdout then fails with
+// EPIPE, which the launcher answers by taking the job down in order (rank
+// tables removed, ranks terminated), instead of the Go runtime killing
+// hcclrun on the spot. Catching (rather than ignoring) keeps the ranks'
+// SIGPIPE at its default, since exec resets caught signals only.
 func launchJob(ctx context.Context, job *launcher.Job, _ stdio) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
+	go func() {
+		for range pipes {
+		}
+	}()
 	job.Signals = sigs
 	return job.Run(ctx)
 }

@@ -18,10 +18,17 @@
 //	spam N LEN     print N lines of LEN bytes in writes of odd sizes
 //	cat            copy stdin to stdout
 //	echo TEXT      print TEXT
+//	join           connect to the control plane (HCCL_CONTROL_ADDR, HCCL_JOB_KEY)
+//	barrier NAME   meet every rank in a control-plane barrier
+//	abort REASON   abort the job through the control plane
+//	onabort CODE   when the job is aborted, print the abort and exit with CODE
+//	leave          close the control connection in order
+//	stop           stop itself with SIGSTOP (heartbeats stop: the rank is lost)
 package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -32,9 +39,29 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/netio/control"
 )
 
 var rank = os.Getenv("HCCL_RANK")
+
+// client is the control-plane connection opened by the join step.
+var client *control.Client
+
+func join() {
+	key, err := netio.ParseKey(os.Getenv("HCCL_JOB_KEY"))
+	if err != nil {
+		fail("join: %v", err)
+	}
+	size, r := atoi(os.Getenv("HCCL_WORLD_SIZE")), atoi(rank)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client, err = control.Dial(ctx, os.Getenv("HCCL_CONTROL_ADDR"), key, r, size, nil)
+	if err != nil {
+		fail("join: %v", err)
+	}
+}
 
 func main() {
 	args := os.Args[1:]
@@ -63,9 +90,10 @@ func main() {
 
 func arity(name string) int {
 	switch name {
-	case "env", "cat", "args", "table":
+	case "env", "cat", "args", "table", "join", "leave", "stop":
 		return 0
-	case "pid", "child", "ready", "stamp", "ignore", "exit", "kill", "sleep", "echo":
+	case "barrier", "abort", "onabort",
+		"pid", "child", "ready", "stamp", "ignore", "exit", "kill", "sleep", "echo":
 		return 1
 	case "trap", "spam", "await":
 		return 2
@@ -146,6 +174,31 @@ func run(name string, p []string) {
 		io.Copy(os.Stdout, os.Stdin)
 	case "echo":
 		fmt.Println(p[0])
+	case "join":
+		join()
+	case "barrier":
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := client.Barrier(ctx, p[0]); err != nil {
+			fail("barrier: %v", err)
+		}
+	case "abort":
+		if err := client.Abort(p[0]); err != nil {
+			fail("abort: %v", err)
+		}
+	case "onabort":
+		code := atoi(p[0])
+		go func() {
+			<-client.Done()
+			fmt.Printf("rank %s: %v\n", rank, client.Err())
+			os.Exit(code)
+		}()
+	case "leave":
+		if err := client.Close(); err != nil {
+			fail("leave: %v", err)
+		}
+	case "stop":
+		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	}
 }
 
