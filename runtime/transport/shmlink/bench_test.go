@@ -37,53 +37,67 @@ func BenchmarkBandwidth(b *testing.B) {
 	for _, size := range []int{1 << 20, 16 << 20} {
 		for _, mode := range []string{"recv", "visit"} {
 			b.Run(fmt.Sprintf("%s/%dMiB", mode, size>>20), func(b *testing.B) {
-				ref := memcpyGBps(size, 200*time.Millisecond)
-				rx, tx := pair(b, 0)
-				ctx := context.Background()
-				src, dst := make([]byte, size), make([]byte, size)
-				for i := range src {
-					src[i] = byte(i)
-				}
-				copy(dst, src)
-				errc := make(chan error, 1)
-				b.SetBytes(int64(size))
-				b.ResetTimer()
-				go func() {
-					h := netio.Header{Len: uint32(size)}
-					for i := 0; i < b.N; i++ {
-						if err := tx.Send(ctx, &h, src); err != nil {
-							errc <- err
-							return
-						}
-					}
-					errc <- nil
-				}()
-				var h netio.Header
-				for i := 0; i < b.N; i++ {
-					if err := rx.RecvHeader(ctx, &h); err != nil {
-						b.Fatal(err)
-					}
-					var err error
-					if mode == "recv" {
-						err = rx.RecvPayload(ctx, dst)
-					} else {
-						err = rx.VisitPayload(ctx, size, func(off int, p []byte) { copy(dst[off:], p) })
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := <-errc; err != nil {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				gbps := float64(b.N) * float64(size) / b.Elapsed().Seconds() / 1e9
-				b.ReportMetric(gbps, "GB/s")
-				b.ReportMetric(ref, "memcpyGB/s")
-				b.ReportMetric(gbps/ref, "x_memcpy")
+				benchBandwidth(b, 0, size, mode)
 			})
 		}
 	}
+}
+
+// BenchmarkRingSize repeats the in-place 16 MiB case for several ring
+// sizes: the evidence behind DefaultRingBytes.
+func BenchmarkRingSize(b *testing.B) {
+	for _, ring := range []int{64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20} {
+		b.Run(fmt.Sprintf("ring=%dKiB", ring>>10), func(b *testing.B) {
+			benchBandwidth(b, ring, 16<<20, "visit")
+		})
+	}
+}
+
+func benchBandwidth(b *testing.B, ringBytes, size int, mode string) {
+	ref := memcpyGBps(size, 200*time.Millisecond)
+	rx, tx := pair(b, ringBytes)
+	ctx := context.Background()
+	src, dst := make([]byte, size), make([]byte, size)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	copy(dst, src)
+	errc := make(chan error, 1)
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	go func() {
+		h := netio.Header{Len: uint32(size)}
+		for i := 0; i < b.N; i++ {
+			if err := tx.Send(ctx, &h, src); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	var h netio.Header
+	for i := 0; i < b.N; i++ {
+		if err := rx.RecvHeader(ctx, &h); err != nil {
+			b.Fatal(err)
+		}
+		var err error
+		if mode == "recv" {
+			err = rx.RecvPayload(ctx, dst)
+		} else {
+			err = rx.VisitPayload(ctx, size, func(off int, p []byte) { copy(dst[off:], p) })
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := <-errc; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	gbps := float64(b.N) * float64(size) / b.Elapsed().Seconds() / 1e9
+	b.ReportMetric(gbps, "GB/s")
+	b.ReportMetric(ref, "memcpyGB/s")
+	b.ReportMetric(gbps/ref, "x_memcpy")
 }
 
 // BenchmarkPingPong measures the round trip of a small frame: the latency
