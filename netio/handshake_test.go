@@ -81,7 +81,9 @@ func TestHandshake(t *testing.T) {
 	key, other := testKey(t), testKey(t)
 	ch := Hello{Purpose: PurposeData, Rank: 3, Tag: 1}
 	sh := Hello{Purpose: PurposeData, Rank: 5, Tag: 1}
-	for _, kind := range []string{"pipe", "tcp", "unix"} {
+	// "tcp-reversed": the accepting end takes RoleClient; the roles are
+	// independent of who dialled.
+	for _, kind := range []string{"pipe", "tcp", "tcp-reversed", "unix"} {
 		for _, tc := range []struct {
 			name   string
 			ck, sk []byte
@@ -93,7 +95,12 @@ func TestHandshake(t *testing.T) {
 		} {
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
 				ctx := testCtx(t, 5*time.Second)
-				c, s := connPair(t, kind)
+				var c, s net.Conn
+				if kind == "tcp-reversed" {
+					s, c = connPair(t, "tcp")
+				} else {
+					c, s = connPair(t, kind)
+				}
 				cr, sr := runPair(ctx, c, s, tc.ck, tc.sk, ch, sh)
 				if tc.ok {
 					if cr.err != nil || sr.err != nil {
