@@ -3,12 +3,15 @@ package shmlink
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/linktest"
 )
@@ -91,5 +94,59 @@ func TestConformance(t *testing.T) {
 				return d, l
 			})
 		})
+	}
+}
+
+// TestStreamOutOfStep: bytes that are not a frame header (a bug on the
+// sending side) fail RecvHeader with netio.ErrBadFrame, for good: nothing
+// after them can be trusted.
+func TestStreamOutOfStep(t *testing.T) {
+	ctx := testCtx(t, 10*time.Second)
+	rx, tx := pair(t, 4096)
+	if err := tx.tx.Write(ctx, make([]byte, netio.HeaderSize)); err != nil {
+		t.Fatal(err)
+	}
+	var h netio.Header
+	err := rx.RecvHeader(ctx, &h)
+	if !errors.Is(err, netio.ErrBadFrame) {
+		t.Fatalf("err = %v, want netio.ErrBadFrame", err)
+	}
+	if !strings.Contains(err.Error(), "rank 0 recv from rank 1") {
+		t.Errorf("err = %v does not name both ranks", err)
+	}
+	good := netio.Header{Seq: 7}
+	if err := tx.Send(ctx, &good, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := rx.RecvHeader(ctx, &h); !errors.Is(err, netio.ErrBadFrame) {
+		t.Errorf("after a bad frame: %v, want the same error again", err)
+	}
+}
+
+// TestRecvMisuse: reading a header before the payload of the last frame,
+// or a payload without a header, is an error that leaves the link usable.
+func TestRecvMisuse(t *testing.T) {
+	ctx := testCtx(t, 10*time.Second)
+	rx, tx := pair(t, 4096)
+	if err := rx.RecvPayload(ctx, nil); err == nil {
+		t.Error("RecvPayload before any header succeeded")
+	}
+	h := netio.Header{Seq: 1, Len: 3}
+	if err := tx.Send(ctx, &h, []byte{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	var got netio.Header
+	if err := rx.RecvHeader(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := rx.RecvHeader(ctx, &got); err == nil || !strings.Contains(err.Error(), "not consumed") {
+		t.Errorf("second RecvHeader: %v", err)
+	}
+	if err := rx.VisitPayload(ctx, 2, func(int, []byte) {}); err == nil {
+		t.Error("VisitPayload of 2 bytes for a 3-byte frame succeeded")
+	}
+	p := make([]byte, 3)
+	if err := rx.RecvPayload(ctx, p); err != nil || p[2] != 3 {
+		t.Fatalf("RecvPayload after the misuse: %v %v", p, err)
 	}
 }
