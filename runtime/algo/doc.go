@@ -3,6 +3,19 @@
 // pairwise exchange, ...), each in its own file that opens with the schedule
 // it follows, walked for 4 ranks.
 //
+// The algorithms (Lookup names) and the collectives they serve:
+//
+//	ring           every collective (AlltoAll/AlltoAllV by shifted pairwise exchange)
+//	tree           Broadcast, Reduce (binomial, any root)
+//	dissemination  Barrier
+//	pairwise       AlltoAll, AlltoAllV (HCCL order, MaxPeersInFlight per step)
+//	rhd            AllReduce, ReduceScatter, AllGather (folding for any n)
+//	mesh           every collective, all peers at once (one server)
+//	oneshot        AllReduce in one network step (one server, small messages)
+//	pat            AllGather, ReduceScatter (log2 n steps, any n)
+//	hier           AllReduce, AllGather, ReduceScatter, Broadcast, Reduce
+//	               (two levels; needs Request.PerServer)
+//
 // Words used throughout:
 //   - chunk: one rank's share of a buffer, count split into Size parts as
 //     equal as possible (the first count%Size chunks are one element

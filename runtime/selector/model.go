@@ -56,14 +56,17 @@ type Model struct {
 }
 
 // DefaultModel returns constants measured on the development machines (2
-// shared cores, AMD EPYC, loaded): memcpy 2.5 GB/s, a pure-Go float32 sum
-// 1 GB/s per input, TCP over loopback 47 us one way and 0.25-1 GB/s,
-// shared-memory wake-ups of a few microseconds. The network class assumes
-// the same TCP stack between servers.
+// shared cores, AMD EPYC, load average about 12 from other jobs): memcpy
+// 2.5 GB/s, a pure-Go float32 sum 1 GB/s per input, TCP over loopback 47 us
+// one way and 0.25-1 GB/s; through the runtime at np=2, a 4-byte ring
+// AllReduce (two dependent steps) takes 19 us at best and 50 us typically,
+// a 16 MiB one 6 ms at best and 10-15 ms typically. The network class
+// assumes the same TCP stack between servers. A tuning file overrides any
+// of them (ParseTuning).
 func DefaultModel() Model {
 	return Model{
 		Links: [numClasses]LinkCost{
-			Shm: {Alpha: 5 * time.Microsecond, Beta: 1 / 1.25e9, Parallel: 2},
+			Shm: {Alpha: 10 * time.Microsecond, Beta: 1 / 1.25e9, Parallel: 2},
 			Net: {Alpha: 50 * time.Microsecond, Beta: 1 / 0.8e9, Parallel: 2},
 		},
 		Gamma:           1 / 1e9,

@@ -211,3 +211,20 @@ func TestFromEnv(t *testing.T) {
 		t.Error("FromEnv accepted HCCL_ALGO=bogus")
 	}
 }
+
+func TestCallFor(t *testing.T) {
+	tests := []struct {
+		req  plan.Request
+		want Call
+	}{
+		{plan.Request{Coll: plan.AllReduce, Size: 8, Count: 100}, Call{plan.AllReduce, 400, Topo{8, 1}}},
+		{plan.Request{Coll: plan.AllGather, Size: 8, Count: 100, PerServer: 4}, Call{plan.AllGather, 3200, Topo{8, 2}}},
+		{plan.Request{Coll: plan.AlltoAllV, Size: 2, SendCounts: []int{3, 5}}, Call{plan.AlltoAllV, 32, Topo{2, 1}}},
+		{plan.Request{Coll: plan.Barrier, Size: 3, PerServer: 3}, Call{plan.Barrier, 0, Topo{3, 1}}},
+	}
+	for _, tt := range tests {
+		if got := CallFor(tt.req, 4); got != tt.want {
+			t.Errorf("CallFor(%+v) = %+v, want %+v", tt.req, got, tt.want)
+		}
+	}
+}
