@@ -230,3 +230,59 @@ func TestStartAndUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestHostsPlacement runs a job over two hosts (both local spawners, as a
+// multi-host job would have one spawner per host) and checks the identity
+// each rank gets and the table it reads.
+func TestHostsPlacement(t *testing.T) {
+	dir := t.TempDir()
+	job := &Job{
+		Program: rankProg, TagOutput: true, Args: script(dir, "env", "table"),
+		Hosts: []Host{
+			{Spawner: NewLocalSpawner("node-a"), Addr: "127.0.0.1", Ranks: 2},
+			{Spawner: NewLocalSpawner("node-b"), Addr: "127.0.0.2", Ranks: 3},
+		},
+	}
+	res := runJob(t, job, 20*time.Second)
+	noLeftovers(t, dir)
+	if res.err != nil {
+		t.Fatalf("Run: %v", res.err)
+	}
+	envs, tables := splitTagged(t, res.stdout.String(), 5)
+	want := []struct{ node, local, lsize string }{{"0", "0", "2"}, {"0", "1", "2"}, {"1", "0", "3"}, {"1", "1", "3"}, {"1", "2", "3"}}
+	for r, w := range want {
+		e := envs[r]
+		if e["HCCL_NODE_RANK"] != w.node || e["HCCL_LOCAL_RANK"] != w.local || e["LOCAL_WORLD_SIZE"] != w.lsize || e["WORLD_SIZE"] != "5" || e["TABLE_MODE"] != "0600" {
+			t.Errorf("rank %d: node %s local %s/%s world %s mode %s; want %+v", r, e["HCCL_NODE_RANK"], e["HCCL_LOCAL_RANK"], e["LOCAL_WORLD_SIZE"], e["WORLD_SIZE"], e["TABLE_MODE"], w)
+		}
+		tab, err := ranktable.Parse([]byte(tables[r]))
+		if err != nil || len(tab.Servers()) != 2 || tab.ServerList[1].HostAddr != "127.0.0.2" {
+			t.Fatalf("rank %d: table %v: %s", r, err, tables[r])
+		}
+	}
+	// Each host staged a table of its own.
+	if envs[0]["HCCL_RANK_TABLE_FILE"] == envs[2]["HCCL_RANK_TABLE_FILE"] {
+		t.Errorf("both hosts' ranks read %s", envs[0]["HCCL_RANK_TABLE_FILE"])
+	}
+
+	// A failure names the host the rank ran on.
+	dir = t.TempDir()
+	job = &Job{
+		Program: rankProg, Grace: time.Second, Args: script(dir, "exit@3", "9", "sleep", "30s"),
+		Hosts: []Host{
+			{Spawner: NewLocalSpawner("node-a"), Ranks: 2},
+			{Spawner: NewLocalSpawner("node-b"), Ranks: 2},
+		},
+	}
+	res = runJob(t, job, 20*time.Second)
+	t.Logf("second job: %v", res.err)
+	noLeftovers(t, dir)
+	if res.err == nil || !regexp.MustCompile(`^rank 3 \(pid \d+ on node-b\) exited with code 9; terminated 3 other ranks$`).MatchString(res.err.Error()) {
+		t.Fatalf("Run: %v", res.err)
+	}
+
+	bad := &Job{Program: rankProg, NP: 3, Hosts: []Host{{Spawner: NewLocalSpawner("a"), Ranks: 2}, {Spawner: NewLocalSpawner("b"), Ranks: 2}}}
+	if err := bad.Run(t.Context()); err == nil || !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "np is 3 but the hosts hold 4 ranks") {
+		t.Fatalf("Run with a wrong np: %v", err)
+	}
+}

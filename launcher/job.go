@@ -76,7 +76,8 @@ type Job struct {
 type Host struct {
 	Spawner Spawner
 	// Addr is the IP address the host is reached on, written to the rank
-	// table as its host_addr; "" for a local job means 127.0.0.1.
+	// table as its host_addr and server_id; when it is "" the table has no
+	// address for the host and the spawner's Host() is its server_id.
 	Addr  string
 	Ranks int   // ranks placed on the host, at least 1
 	CPUs  []int // CPUs the host's ranks may use; nil leaves them unbound
@@ -170,11 +171,12 @@ func (j *Job) resolve(launch bool) (*resolved, error) {
 func (r *resolved) rankTable(jobID, controlAddr string) (*ranktable.Table, error) {
 	spec := ranktable.Spec{JobID: jobID, ControlAddr: controlAddr}
 	for _, h := range r.hosts {
-		addr := h.Addr
-		if addr == "" && r.Hosts == nil {
-			addr = localHostAddr
+		ss := ranktable.ServerSpec{HostAddr: h.Addr, Ranks: h.Ranks, CPUs: h.CPUs}
+		if ss.HostAddr == "" && h.Spawner != nil {
+			// No address (HCCL's server_id): the host's name identifies it.
+			ss.ID = h.Spawner.Host()
 		}
-		spec.Servers = append(spec.Servers, ranktable.ServerSpec{HostAddr: addr, Ranks: h.Ranks, CPUs: h.CPUs})
+		spec.Servers = append(spec.Servers, ss)
 	}
 	return ranktable.Generate(spec)
 }

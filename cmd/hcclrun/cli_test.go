@@ -143,6 +143,9 @@ func TestSignals(t *testing.T) {
 func TestKill9LeavesNoRank(t *testing.T) {
 	dir := t.TempDir()
 	cmd, out, errOut := command("", rankArgs(dir, []string{"-np", "4"}, "ready", "DIR", "sleep", "60s")...)
+	// A killed launcher cannot remove its rank table: keep it in a
+	// directory the test removes.
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
