@@ -3,13 +3,17 @@ package reduce
 import (
 	"fmt"
 	"math"
+	goruntime "runtime"
 	"testing"
+	"time"
 )
 
 // BenchmarkSumFloat32 measures the in-place float32 Sum kernel (dst == a, as
 // the executor's RecvReduce uses it) at every level this CPU has, next to a
 // plain single-core Go loop a[i] += b[i] over []float32 in the same run.
-// GB/s counts the bytes touched: a read, b read, a written.
+// GB/s counts the bytes touched: a read, b read, a written; cpuGB/s divides
+// the same bytes by the CPU time of the benchmark's thread instead of wall
+// time, which is the steadier figure on a shared machine.
 func BenchmarkSumFloat32(b *testing.B) {
 	defer useLevel(useLevel(level))
 	for _, size := range []int{64 << 10, 64 << 20} {
@@ -27,10 +31,10 @@ func BenchmarkSumFloat32(b *testing.B) {
 				useLevel(l)
 				k, _ := Kernel(Float32, Sum)
 				b.SetBytes(int64(3 * size))
+				defer cpuClock(b)(3 * size)
 				for b.Loop() {
 					k(x, x, y)
 				}
-				reportGBs(b, 3*size)
 			})
 		}
 		b.Run(name+"/plain-loop", func(b *testing.B) {
@@ -39,10 +43,10 @@ func BenchmarkSumFloat32(b *testing.B) {
 				fa[i], fb[i] = float32(i%1000), 1
 			}
 			b.SetBytes(int64(3 * size))
+			defer cpuClock(b)(3 * size)
 			for b.Loop() {
 				plainAdd(fa, fb)
 			}
-			reportGBs(b, 3*size)
 			if math.IsNaN(float64(fa[0])) {
 				b.Fatal("unreachable: keeps fa live")
 			}
@@ -51,10 +55,10 @@ func BenchmarkSumFloat32(b *testing.B) {
 		// 2 bytes per byte copied where the kernel touches 3.
 		b.Run(name+"/copy", func(b *testing.B) {
 			b.SetBytes(int64(2 * size))
+			defer cpuClock(b)(2 * size)
 			for b.Loop() {
 				copy(y, x)
 			}
-			reportGBs(b, 2*size)
 		})
 	}
 }
@@ -69,37 +73,21 @@ func plainAdd(a, b []float32) {
 	}
 }
 
-func reportGBs(b *testing.B, bytesPerOp int) {
-	if s := b.Elapsed().Seconds(); s > 0 {
-		b.ReportMetric(float64(bytesPerOp)*float64(b.N)/s/1e9, "GB/s")
-	}
-}
-
-// BenchmarkKernel measures every in-place kernel at 64 KiB (in cache, the
-// executor's segment scale) at the best level, and Divide: the per-byte
-// reduction cost for the selector's cost model.
-func BenchmarkKernel(b *testing.B) {
-	const size = 64 << 10
-	x, y := make([]byte, size), make([]byte, size)
-	for _, d := range allDTypes {
-		for _, op := range []Op{Sum, Prod, Max, Min} {
-			b.Run(fmt.Sprintf("%v/%v", d, op), func(b *testing.B) {
-				k, _ := Kernel(d, op)
-				b.SetBytes(3 * size)
-				for b.Loop() {
-					k(x, x, y)
-				}
-				reportGBs(b, 3*size)
-			})
+// cpuClock pins the benchmark to its OS thread and starts the thread's CPU
+// clock; the function it returns reports GB/s (wall) and cpuGB/s for
+// bytesPerOp bytes touched per iteration.
+func cpuClock(b *testing.B) func(bytesPerOp int) {
+	goruntime.LockOSThread()
+	start := threadCPU()
+	return func(bytesPerOp int) {
+		cpu := threadCPU() - start
+		goruntime.UnlockOSThread()
+		total := float64(bytesPerOp) * float64(b.N)
+		if s := b.Elapsed().Seconds(); s > 0 {
+			b.ReportMetric(total/s/1e9, "GB/s")
 		}
-		if d.IsFloat() {
-			b.Run(fmt.Sprintf("%v/divide", d), func(b *testing.B) {
-				b.SetBytes(2 * size)
-				for b.Loop() {
-					_ = Divide(d, x, 3)
-				}
-				reportGBs(b, 2*size)
-			})
+		if cpu > time.Millisecond {
+			b.ReportMetric(total/cpu.Seconds()/1e9, "cpuGB/s")
 		}
 	}
 }
