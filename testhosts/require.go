@@ -17,15 +17,9 @@ import (
 // hosts under each other.
 func Require(t testing.TB, n int) *Env {
 	t.Helper()
-	e, why := lookupReady(n)
+	e, why := lookupReady(t, n)
 	if why == "" {
-		if err := lock(t, e.State); err != nil {
-			t.Fatal("testhosts: ", err)
-		}
-		// a test of another package may have crashed or cut a host before it let go
-		if e, why = lookupReady(n); why == "" {
-			return e
-		}
+		return e
 	}
 	msg := fmt.Sprintf("testhosts: %s; to run this test: sudo testhosts/hosts.sh up %d && eval \"$(testhosts/hosts.sh env)\"", why, max(n, 3))
 	if requireHosts() {
@@ -35,7 +29,9 @@ func Require(t testing.TB, n int) *Env {
 	return nil
 }
 
-func lookupReady(n int) (*Env, string) {
+// lookupReady finds the harness, takes its lock, then checks the hosts answer (in that
+// order: while another test binary holds the lock, one of its hosts may be crashed).
+func lookupReady(t testing.TB, n int) (*Env, string) {
 	if uid := os.Geteuid(); uid != 0 {
 		return nil, fmt.Sprintf("needs root (euid %d): the harness uses network namespaces", uid)
 	}
@@ -45,6 +41,9 @@ func lookupReady(n int) (*Env, string) {
 	}
 	if len(e.Hosts) < n {
 		return nil, fmt.Sprintf("harness has %d hosts, test needs %d", len(e.Hosts), n)
+	}
+	if err := lock(t, e.State); err != nil {
+		return nil, err.Error()
 	}
 	// One TCP connect per host: a harness whose state file survived a reboot, or a host
 	// that an earlier test left crashed, is not "up".
