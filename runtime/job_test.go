@@ -28,6 +28,18 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // opts, and fails the test unless all join within the test's deadline.
 func startJob(t *testing.T, n int, opts ...hccl.Option) *testJob {
 	t.Helper()
+	j := newJob(t, n, opts...)
+	j.t = t
+	return j
+}
+
+// startJobB is startJob for benchmarks.
+func startJobB(b *testing.B, n int, opts ...hccl.Option) *testJob {
+	b.Helper()
+	return newJob(b, n, opts...)
+}
+
+func newJob(t testing.TB, n int, opts ...hccl.Option) *testJob {
 	key, err := netio.NewKey()
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +52,7 @@ func startJob(t *testing.T, n int, opts ...hccl.Option) *testJob {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() { defer close(served); srv.Serve(ctx) }()
-	j := &testJob{t: t, server: srv, comms: make([]*hccl.Comm, n)}
+	j := &testJob{server: srv, comms: make([]*hccl.Comm, n)}
 	t.Cleanup(func() {
 		for _, c := range j.comms {
 			if c != nil {
