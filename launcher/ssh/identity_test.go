@@ -56,8 +56,8 @@ func TestIdentityErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = d.Dial(ctx, "192.0.2.77")
-	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "u@192.0.2.77:22") || !strings.Contains(err.Error(), "--ssh-identity") {
-		t.Errorf("err %v, want no-identity error naming u@192.0.2.77:22", err)
+	_, err = d.Dial(ctx, "127.0.0.1:1")
+	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "u@127.0.0.1:1") || !strings.Contains(err.Error(), "--ssh-identity") {
+		t.Errorf("err %v, want no-identity error naming u@127.0.0.1:1", err)
 	}
 }
