@@ -6,7 +6,10 @@
 //
 // The pieces, one per file:
 //
-//   - Job (job.go) is the description of a job and Run (run.go) executes it.
+//   - Job (job.go) is the description of a job and Run (run.go) executes it:
+//     the supervisor (supervisor.go) owns the job's state and reacts to
+//     starts, exits, control-plane events, signals and timers; teardown.go
+//     is how a job comes down; control.go adapts the netio/control server.
 //   - Spawner and Process (spawner.go) are what Run needs from a host: start a
 //     rank, signal its process group, wait for it. LocalSpawner (local.go)
 //     starts ranks on this machine; the SSH agent provides another.

@@ -1,8 +1,3 @@
-// Command hcclrun launches a job of N ranks, the way mpirun does, and hosts
-// the subcommands that inspect what a job would get (ranktable, ...).
-//
-// This package is the CLI only: it turns flags into a launcher.Job, and it is
-// the one place that maps errors to exit codes and calls os.Exit.
 package main
 
 import (
