@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,6 +59,8 @@ func twoRings(mem []byte, create bool) (out, in *Ring, err error) {
 //
 //	echo:  map the parent's segment, copy everything from ring 0 to ring 1
 //	       (length-prefixed by 8 bytes), exit.
+//	pong:  map the parent's segment, send back every 8 bytes from ring 0
+//	       on ring 1 until the parent closes.
 //	wait:  create a segment, send it, write one byte to say it is ready,
 //	       then block reading until killed.
 func runChild(role string) error {
@@ -100,6 +103,28 @@ func runChild(role string) error {
 			return nil
 		}
 		return err
+	case "pong":
+		seg, err := Receive(uc, make([]byte, 1))
+		if err != nil {
+			return err
+		}
+		out, in, err := twoRings(seg.Bytes(), false)
+		if err != nil {
+			return err
+		}
+		go Watch(uc, out, in)
+		var m [8]byte
+		for {
+			if err := in.Read(ctx, m[:]); err != nil {
+				if errors.Is(err, ErrPeerClosed) || errors.Is(err, ErrPeerGone) {
+					return nil
+				}
+				return err
+			}
+			if err := out.Write(ctx, m[:]); err != nil {
+				return err
+			}
+		}
 	case "wait":
 		seg, err := Create(2*RingBytes(procRing), Options{})
 		if err != nil {
@@ -254,5 +279,57 @@ func TestPeerKilledWhileWaiting(t *testing.T) {
 	cmd.Wait()
 	if left := ourEntries(t, DefaultDir); len(left) > 0 {
 		t.Errorf("%s holds %v after SIGKILL", DefaultDir, left)
+	}
+}
+
+// TestWakeCrossesProcesses bounces small messages off a child process.
+// The waiting side sleeps in the futex after a few microseconds, so every
+// round trip relies on a FUTEX_WAKE from the other process reaching it: a
+// private futex (or a missed wake-up) would cost a WakePeriod timeout per
+// message instead.
+func TestWakeCrossesProcesses(t *testing.T) {
+	ctx := testCtx(t, 30*time.Second)
+	cmd, conn := startChild(t, "pong")
+	seg, err := Create(2*RingBytes(procRing), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	out, in, err := twoRings(seg.Bytes(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := seg.Send(conn, []byte{'s'}); err != nil {
+		t.Fatal(err)
+	}
+	go Watch(conn, out, in)
+	const rounds = 200
+	var lat []time.Duration
+	var m [8]byte
+	for i := 0; i < rounds; i++ {
+		// Pause longer than the spin so the child is asleep when the
+		// message arrives.
+		time.Sleep(200 * time.Microsecond)
+		start := time.Now()
+		binary.LittleEndian.PutUint64(m[:], uint64(i))
+		if err := out.Write(ctx, m[:]); err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Read(ctx, m[:]); err != nil {
+			t.Fatal(err)
+		}
+		if got := binary.LittleEndian.Uint64(m[:]); got != uint64(i) {
+			t.Fatalf("round %d: got %d", i, got)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	t.Logf("round trip to a sleeping process: median %v, p90 %v", lat[rounds/2], lat[rounds*9/10])
+	if lat[rounds/2] > WakePeriod/5 {
+		t.Errorf("median round trip %v: wake-ups do not reach the other process", lat[rounds/2])
+	}
+	out.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
 	}
 }
