@@ -86,7 +86,13 @@ func matrix(a plan.Algorithm, coll plan.Coll) []simCase {
 			for _, root := range roots {
 				for _, ip := range ips {
 					for _, op := range ops {
-						cases = append(cases, simCase{alg: a, coll: coll, n: n, count: count, root: root, inPlace: ip, op: op, perServer: tp.perServer})
+						c := simCase{alg: a, coll: coll, n: n, count: count, root: root, inPlace: ip, op: op, perServer: tp.perServer}
+						cases = append(cases, c)
+						if _, ok := a.(PAT); ok && count > 1 {
+							// Room for pieces of two elements: pipelined trees.
+							c.scratchLimit = 2 * (ceilLog2(n) + 1) * (3 << ceilLog2(n)) / 2
+							cases = append(cases, c)
+						}
 					}
 				}
 			}
@@ -155,6 +161,9 @@ func TestRounds(t *testing.T) {
 		{simCase{alg: PAT{}, coll: plan.ReduceScatter, n: 100, count: 2, op: "sum"}, 7},
 		{simCase{alg: PAT{}, coll: plan.ReduceScatter, n: 16, count: 2, op: "sum"}, 4},
 		{simCase{alg: Hier{}, coll: plan.AllReduce, n: 32, perServer: 8, count: 64, op: "sum"}, 7 + 4 + 7},
+		// 8 pieces of 8 elements pipelined: 3 rounds + 7 steps of delay.
+		{simCase{alg: PAT{}, coll: plan.AllGather, n: 8, count: 64, op: "sum", scratchLimit: 4 * 8 * 8}, 3 + 7},
+		{simCase{alg: PAT{}, coll: plan.ReduceScatter, n: 8, count: 64, op: "sum", scratchLimit: 4 * 8 * 8}, 3 + 7},
 		{simCase{alg: Hier{}, coll: plan.Broadcast, n: 32, perServer: 8, count: 64, root: 13, op: "sum"}, 2 + 3},
 	}
 	for _, tt := range tests {
@@ -206,6 +215,8 @@ func TestBuildRejects(t *testing.T) {
 		{"rank outside", Ring{}, plan.Request{Coll: plan.AllReduce, Rank: 4, Size: 4, Count: 4}, ErrInvalid},
 		{"negative count", Ring{}, plan.Request{Coll: plan.AllReduce, Size: 4, Count: -1}, ErrInvalid},
 		{"bad root", Tree{}, plan.Request{Coll: plan.Broadcast, Size: 4, Count: 4, Root: 4}, ErrInvalid},
+		{"pat scratch limit too small", PAT{}, plan.Request{Coll: plan.AllGather, Size: 8, Count: 64, ScratchLimit: 31}, ErrUnsupported},
+		{"hier without servers", Hier{}, plan.Request{Coll: plan.AllReduce, Size: 8, Count: 64}, ErrUnsupported},
 		{"short counts", Pairwise{}, plan.Request{Coll: plan.AlltoAllV, Size: 2, SendCounts: []int{1}}, ErrInvalid},
 		{"overlapping receive blocks", Pairwise{}, plan.Request{Coll: plan.AlltoAllV, Size: 2,
 			SendCounts: []int{1, 1}, SendDispls: []int{0, 1}, RecvCounts: []int{2, 2}, RecvDispls: []int{0, 1}}, ErrInvalid},

@@ -38,9 +38,14 @@ package algo
 // slots v >= n inside it, it lands in a staging area and only the real
 // slots are reduced, in a local step.
 //
-// Scratch: P blocks of layout, plus up to P/2 blocks of staging for
-// ReduceScatter. The per-chunk trees NCCL uses to bound staging for large
-// sizes are not built: large sizes belong to ring.
+// Scratch: P blocks of layout, plus P/2 blocks of staging for a
+// ReduceScatter whose n is not a power of two. Request.ScratchLimit bounds
+// it: blocks are then cut into pieces, each piece runs its own set of trees
+// in an area of scratch sized for the piece, and the pieces are pipelined,
+// piece j+1 one step (AllGather) or two (ReduceScatter) behind piece j, so
+// that the rounds of different pieces share steps (their peers differ:
+// every round has its own distance). Steps grow from about log2 n to about
+// log2 n + pieces rather than pieces x log2 n.
 
 import (
 	"fmt"
@@ -69,13 +74,17 @@ func (a PAT) Build(req plan.Request) (*plan.Plan, error) {
 		return b.plan(), nil
 	}
 	l := newPatLayout(req.Size)
+	var err error
 	switch req.Coll {
 	case plan.AllGather:
-		patAllGather(b, req, l)
+		err = patAllGather(b, req, l)
 	case plan.ReduceScatter:
-		patReduceScatter(b, req, l)
+		err = patReduceScatter(b, req, l)
 	default:
-		return nil, fmt.Errorf("rank %d: pat: %s: %w", req.Rank, req.Coll, ErrUnsupported)
+		err = fmt.Errorf("rank %d: pat: %s: %w", req.Rank, req.Coll, ErrUnsupported)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return b.plan(), nil
 }
@@ -118,74 +127,150 @@ func trimmed(real []bool) int {
 	return k
 }
 
-func patAllGather(b *builder, req plan.Request, l patLayout) {
-	n, r, c := req.Size, req.Rank, req.Count
-	slots := func(from, k int) plan.Region { return scratchBuf(from*c, k*c) }
-	b.scratch(l.p * c)
-	for m := l.p / 2; m >= 1; m /= 2 {
-		base, real := l.incoming(m)
-		k := trimmed(real)
-		src := slots(0, k)
-		var own *plan.Op
-		if m == l.p/2 {
-			src = sendBuf(0, c) // k == 1: the own block alone
-			own = copyOp(sendBuf(0, c), slots(0, 1))
-		}
-		b.step(own, send(mod(r+m, n), src), recv(mod(r-m, n), slots(base, k)))
+// pieces decides how to cut each block so that the plan's scratch stays
+// within limit elements (0: no limit): one piece, or several pieces each
+// running its own set of trees, pipelined one step (AllGather) or two
+// (ReduceScatter) behind each other. A piece's scratch area is reused by
+// piece j+L+1, when the piece L+1 before it has finished with it, so at most
+// L+1 areas exist at a time. It returns the piece count and the size of an
+// area.
+func (l patLayout) pieces(c, limit int, rs bool) (pieces, area int, err error) {
+	perElem := l.p // layout slots per element of a piece
+	if rs && l.holes() {
+		perElem += l.p / 2 // staging
 	}
-	ops := []*plan.Op{}
-	if !req.InPlace {
-		ops = append(ops, copyOp(sendBuf(0, c), recvBuf(r*c, c)))
+	if limit <= 0 || perElem*c <= limit {
+		return 1, perElem * c, nil
 	}
-	for v := 1; v < n; v++ {
-		ops = append(ops, copyOp(slots(l.v(v), 1), recvBuf(mod(r-v, n)*c, c)))
+	areas := l.bits + 1
+	q := limit / (areas * perElem)
+	if q < 1 {
+		return 0, 0, fmt.Errorf("pat needs at least %d scratch elements for %d ranks, the limit is %d: %w",
+			areas*perElem, l.n, limit, ErrUnsupported)
 	}
-	b.step(ops...)
+	pieces = (c + q - 1) / q
+	q = (c + pieces - 1) / pieces
+	return pieces, perElem * q, nil
 }
 
-func patReduceScatter(b *builder, req plan.Request, l patLayout) {
-	n, r, c := req.Size, req.Rank, req.Count
-	slots := func(from, k int) plan.Region { return scratchBuf(from*c, k*c) }
-	staging := l.p * c
-	b.scratch(l.p * c)
-	ops := []*plan.Op{}
-	for v := 0; v < n; v++ {
-		ops = append(ops, copyOp(sendBuf(mod(r+v, n)*c, c), slots(l.v(v), 1)))
-	}
-	b.step(ops...)
+// holes tells whether some ReduceScatter round carries slots v >= n inside
+// its transfer, and so needs staging.
+func (l patLayout) holes() bool {
 	for m := 1; m < l.p; m *= 2 {
-		base, real := l.incoming(m)
-		k := trimmed(real)
-		out := send(mod(r+m, n), slots(base, k))
-		from := mod(r-m, n)
-		holes := false
-		for _, ok := range real[:k] {
-			holes = holes || !ok
-		}
-		switch {
-		case m == l.p/2: // k == 1, the own slot: finish in the receive buffer
-			b.step(out, recvReduce(from, slots(0, 1), recvBuf(0, c)))
-		case !holes:
-			b.step(out, recvReduce(from, slots(0, k), slots(0, k)))
-		default:
-			b.scratch(staging + k*c)
-			b.step(out, recv(from, scratchBuf(staging, k*c)))
-			ops := []*plan.Op{}
-			for i := 0; i < k; {
-				if !real[i] {
-					i++
-					continue
-				}
-				j := i
-				for j < k && real[j] {
-					j++
-				}
-				ops = append(ops, reduceOp(slots(i, j-i), scratchBuf(staging+i*c, (j-i)*c)))
-				i = j
+		_, real := l.incoming(m)
+		for _, ok := range real[:trimmed(real)] {
+			if !ok {
+				return true
 			}
-			b.step(ops...)
 		}
 	}
+	return false
+}
+
+// timeline collects ops by global step, for pipelined pieces.
+type timeline [][]*plan.Op
+
+func (t timeline) add(step int, ops ...*plan.Op) { t[step] = append(t[step], ops...) }
+
+func (t timeline) emit(b *builder) {
+	for _, ops := range t {
+		b.step(ops...)
+	}
+}
+
+func patAllGather(b *builder, req plan.Request, l patLayout) error {
+	n, r, c := req.Size, req.Rank, req.Count
+	pieces, area, err := l.pieces(c, req.ScratchLimit, false)
+	if err != nil {
+		return fmt.Errorf("rank %d: %w", r, err)
+	}
+	b.scratch(min(pieces, l.bits+1) * area)
+	tl := make(timeline, pieces+l.bits)
+	for j := 0; j < pieces; j++ {
+		off, q := chunk(c, pieces, j)
+		if q == 0 {
+			continue
+		}
+		at := (j % (l.bits + 1)) * area
+		slots := func(from, k int) plan.Region { return scratchBuf(at+from*q, k*q) }
+		step := j
+		for m := l.p / 2; m >= 1; m /= 2 {
+			base, real := l.incoming(m)
+			k := trimmed(real)
+			src := slots(0, k)
+			var own *plan.Op
+			if m == l.p/2 {
+				src = sendBuf(off, q) // k == 1: the own piece alone
+				own = copyOp(sendBuf(off, q), slots(0, 1))
+			}
+			tl.add(step, own, send(mod(r+m, n), src), recv(mod(r-m, n), slots(base, k)))
+			step++
+		}
+		if !req.InPlace {
+			tl.add(step, copyOp(sendBuf(off, q), recvBuf(r*c+off, q)))
+		}
+		for v := 1; v < n; v++ {
+			tl.add(step, copyOp(slots(l.v(v), 1), recvBuf(mod(r-v, n)*c+off, q)))
+		}
+	}
+	tl.emit(b)
+	return nil
+}
+
+func patReduceScatter(b *builder, req plan.Request, l patLayout) error {
+	n, r, c := req.Size, req.Rank, req.Count
+	pieces, area, err := l.pieces(c, req.ScratchLimit, true)
+	if err != nil {
+		return fmt.Errorf("rank %d: %w", r, err)
+	}
+	b.scratch(min(pieces, l.bits+1) * area)
+	tl := make(timeline, 2*pieces+2*l.bits)
+	for j := 0; j < pieces; j++ {
+		off, q := chunk(c, pieces, j)
+		if q == 0 {
+			continue
+		}
+		at := (j % (l.bits + 1)) * area
+		slots := func(from, k int) plan.Region { return scratchBuf(at+from*q, k*q) }
+		staging := at + l.p*q
+		step := 2 * j
+		for v := 0; v < n; v++ {
+			tl.add(step, copyOp(sendBuf(mod(r+v, n)*c+off, q), slots(l.v(v), 1)))
+		}
+		for m := 1; m < l.p; m *= 2 {
+			base, real := l.incoming(m)
+			k := trimmed(real)
+			out := send(mod(r+m, n), slots(base, k))
+			from := mod(r-m, n)
+			holes := false
+			for _, ok := range real[:k] {
+				holes = holes || !ok
+			}
+			switch {
+			case m == l.p/2: // k == 1, the own slot: finish in the receive buffer
+				tl.add(step+1, out, recvReduce(from, slots(0, 1), recvBuf(off, q)))
+			case !holes:
+				tl.add(step+1, out, recvReduce(from, slots(0, k), slots(0, k)))
+			default:
+				tl.add(step+1, out, recv(from, scratchBuf(staging, k*q)))
+				for i := 0; i < k; {
+					if !real[i] {
+						i++
+						continue
+					}
+					e := i
+					for e < k && real[e] {
+						e++
+					}
+					tl.add(step+2, reduceOp(slots(i, e-i), scratchBuf(staging+i*q, (e-i)*q)))
+					i = e
+				}
+			}
+			step += 2
+		}
+	}
+	tl.emit(b)
+	return nil
 }
 
 // PATRounds returns, for n ranks, how many blocks each round of a PAT

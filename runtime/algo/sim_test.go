@@ -22,6 +22,8 @@ type simCase struct {
 	op      string // "sum" or "max"
 	// perServer is Request.PerServer, for the hierarchical algorithms.
 	perServer int
+	// scratchLimit is Request.ScratchLimit; run checks that plans keep it.
+	scratchLimit int
 }
 
 func (c simCase) String() string {
@@ -29,7 +31,7 @@ func (c simCase) String() string {
 	if c.inPlace {
 		ip = "in-place"
 	}
-	return fmt.Sprintf("%s/%s n=%d (%d per server) count=%d root=%d %s %s", c.alg.Name(), c.coll, c.n, c.perServer, c.count, c.root, ip, c.op)
+	return fmt.Sprintf("%s/%s n=%d (%d per server) count=%d root=%d scratch limit %d %s %s", c.alg.Name(), c.coll, c.n, c.perServer, c.count, c.root, c.scratchLimit, ip, c.op)
 }
 
 func (c simCase) reduce() plan.ReduceFunc {
@@ -72,7 +74,7 @@ func a2avLayout(n, count, r int) (sc, sd, rc, rd []int, sendLen, recvLen int) {
 }
 
 func (c simCase) request(r int) plan.Request {
-	req := plan.Request{Coll: c.coll, Rank: r, Size: c.n, Count: c.count, InPlace: c.inPlace, PerServer: c.perServer}
+	req := plan.Request{Coll: c.coll, Rank: r, Size: c.n, Count: c.count, InPlace: c.inPlace, PerServer: c.perServer, ScratchLimit: c.scratchLimit}
 	switch c.coll {
 	case plan.Broadcast, plan.Reduce:
 		req.Root = c.root
@@ -205,6 +207,9 @@ func (c simCase) run() (*plan.SimResult, error) {
 		p, err := c.alg.Build(c.request(r))
 		if err != nil {
 			return nil, fmt.Errorf("build rank %d: %w", r, err)
+		}
+		if c.scratchLimit > 0 && p.ScratchLen > c.scratchLimit {
+			return nil, fmt.Errorf("rank %d: scratch %d beyond the limit %d", r, p.ScratchLen, c.scratchLimit)
 		}
 		plans[r] = p
 		ranks[r] = c.layout(r)

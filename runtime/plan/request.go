@@ -35,6 +35,11 @@ type Request struct {
 	// g*PerServer+PerServer-1). 0 means unknown or one server. Only the
 	// hierarchical algorithms read it.
 	PerServer int
+
+	// ScratchLimit bounds Plan.ScratchLen, in elements; 0 means no bound.
+	// Algorithms that can trade steps for scratch (pat) honour it and fail
+	// when they cannot; the others ignore it.
+	ScratchLimit int
 }
 
 // Algorithm builds plans. Implementations are pure and deterministic: the
