@@ -38,21 +38,32 @@ func Kernel(d DType, op Op) (func(dst, a, b []byte), error) {
 // len(a) == len(b) == len(dst), a multiple of the element size.
 type loop = func(dst, a, b []byte)
 
-// genericLoops is the pure-Go implementation of every (DType, Op) pair.
-// Sum and Prod are the same bits for signed and unsigned integers.
+// genericLoops is the pure-Go implementation of every (DType, Op) pair:
+// the typed loop where the buffers allow it, else the byte loop. Sum and
+// Prod are the same bits for signed and unsigned integers.
 var genericLoops = [numDTypes][numOps]loop{
-	Int8:     {Sum: sum8, Prod: prod8, Max: max8[int8], Min: min8[int8]},
-	Uint8:    {Sum: sum8, Prod: prod8, Max: max8[uint8], Min: min8[uint8]},
-	Int16:    {Sum: sum16, Prod: prod16, Max: max16[int16], Min: min16[int16]},
-	Uint16:   {Sum: sum16, Prod: prod16, Max: max16[uint16], Min: min16[uint16]},
-	Int32:    {Sum: sum32, Prod: prod32, Max: max32[int32], Min: min32[int32]},
-	Uint32:   {Sum: sum32, Prod: prod32, Max: max32[uint32], Min: min32[uint32]},
-	Int64:    {Sum: sum64, Prod: prod64, Max: max64[int64], Min: min64[int64]},
-	Uint64:   {Sum: sum64, Prod: prod64, Max: max64[uint64], Min: min64[uint64]},
+	Int8: {Sum: typed(sumTyped[uint8], sum8), Prod: typed(prodTyped[uint8], prod8),
+		Max: typed(maxTyped[int8], max8[int8]), Min: typed(minTyped[int8], min8[int8])},
+	Uint8: {Sum: typed(sumTyped[uint8], sum8), Prod: typed(prodTyped[uint8], prod8),
+		Max: typed(maxTyped[uint8], max8[uint8]), Min: typed(minTyped[uint8], min8[uint8])},
+	Int16: {Sum: typed(sumTyped[uint16], sum16), Prod: typed(prodTyped[uint16], prod16),
+		Max: typed(maxTyped[int16], max16[int16]), Min: typed(minTyped[int16], min16[int16])},
+	Uint16: {Sum: typed(sumTyped[uint16], sum16), Prod: typed(prodTyped[uint16], prod16),
+		Max: typed(maxTyped[uint16], max16[uint16]), Min: typed(minTyped[uint16], min16[uint16])},
+	Int32: {Sum: typed(sumTyped[uint32], sum32), Prod: typed(prodTyped[uint32], prod32),
+		Max: typed(maxTyped[int32], max32[int32]), Min: typed(minTyped[int32], min32[int32])},
+	Uint32: {Sum: typed(sumTyped[uint32], sum32), Prod: typed(prodTyped[uint32], prod32),
+		Max: typed(maxTyped[uint32], max32[uint32]), Min: typed(minTyped[uint32], min32[uint32])},
+	Int64: {Sum: typed(sumTyped[uint64], sum64), Prod: typed(prodTyped[uint64], prod64),
+		Max: typed(maxTyped[int64], max64[int64]), Min: typed(minTyped[int64], min64[int64])},
+	Uint64: {Sum: typed(sumTyped[uint64], sum64), Prod: typed(prodTyped[uint64], prod64),
+		Max: typed(maxTyped[uint64], max64[uint64]), Min: typed(minTyped[uint64], min64[uint64])},
 	Float16:  {Sum: sumF16, Prod: prodF16, Max: maxF16, Min: minF16},
 	BFloat16: {Sum: sumBF16, Prod: prodBF16, Max: maxBF16, Min: minBF16},
-	Float32:  {Sum: sumF32, Prod: prodF32, Max: maxF32, Min: minF32},
-	Float64:  {Sum: sumF64, Prod: prodF64, Max: maxF64, Min: minF64},
+	Float32: {Sum: typed(sumFloatTyped[float32], sumF32), Prod: typed(prodFloatTyped[float32], prodF32),
+		Max: typed(maxFloatTyped[float32], maxF32), Min: typed(minFloatTyped[float32], minF32)},
+	Float64: {Sum: typed(sumFloatTyped[float64], sumF64), Prod: typed(prodFloatTyped[float64], prodF64),
+		Max: typed(maxFloatTyped[float64], maxF64), Min: typed(minFloatTyped[float64], minF64)},
 }
 
 // isaLevel is an instruction-set level the kernels can be built for.
