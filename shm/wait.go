@@ -3,7 +3,6 @@ package shm
 import (
 	"context"
 	goruntime "runtime"
-
 	"time"
 )
 

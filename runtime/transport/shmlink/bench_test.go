@@ -128,6 +128,7 @@ func BenchmarkPingPong(b *testing.B) {
 				errc <- nil
 			}()
 			h := netio.Header{Len: uint32(size)}
+			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if err := a.Send(ctx, &h, p); err != nil {
 					b.Fatal(err)
