@@ -54,6 +54,9 @@ func matrix(a plan.Algorithm, coll plan.Coll) []simCase {
 		}
 	} else {
 		for _, n := range matrixSizes {
+			if testing.Short() && n > 32 {
+				continue // -short: the large jobs cost most of the time
+			}
 			topos = append(topos, topo{n, 0})
 		}
 	}
