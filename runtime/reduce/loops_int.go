@@ -2,14 +2,14 @@ package reduce
 
 import "encoding/binary"
 
-// Generic integer loops. They are the whole implementation under -tags noasm
-// and on other architectures, the tail of the AVX2 kernels, and the only
-// implementation for the types the assembly does not cover (8- and 16-bit
-// integers, 64-bit Prod on AVX2). Elements are read and written with
-// encoding/binary rather than through unsafe casts: the buffers are
-// little-endian on the wire whatever the host, segments may start at any
-// byte offset (which checkptr rejects for a cast), and on amd64 and arm64
-// the compiler turns these calls into single loads and stores.
+// Generic integer byte loops. With the typed loops (loops_typed.go) they are
+// the whole implementation under -tags noasm and on other architectures, the
+// tail of the AVX2 kernels, and the only implementation of 8-bit Prod and of
+// 64-bit Prod below AVX-512. They read and write elements with
+// encoding/binary, which is right on every host (the buffers are
+// little-endian whatever the host) and at every byte offset (a cast of a
+// misaligned pointer is undefined on some CPUs and rejected by checkptr);
+// the typed loops take over when neither concern applies.
 //
 // Sum and Prod are the same bits for signed and unsigned two's complement
 // integers, so they are written once per width over the unsigned type; Max
