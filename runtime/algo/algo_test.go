@@ -220,6 +220,8 @@ func TestBuildRejects(t *testing.T) {
 		{"bad root", Tree{}, plan.Request{Coll: plan.Broadcast, Size: 4, Count: 4, Root: 4}, ErrInvalid},
 		{"pat scratch limit too small", PAT{}, plan.Request{Coll: plan.AllGather, Size: 8, Count: 64, ScratchLimit: 31}, ErrUnsupported},
 		{"hier without servers", Hier{}, plan.Request{Coll: plan.AllReduce, Size: 8, Count: 64}, ErrUnsupported},
+		{"mesh across servers", Mesh{}, plan.Request{Coll: plan.AllReduce, Size: 8, Count: 64, PerServer: 4}, ErrUnsupported},
+		{"oneshot across servers", OneShot{}, plan.Request{Coll: plan.AllReduce, Size: 8, Count: 64, PerServer: 4}, ErrUnsupported},
 		{"short counts", Pairwise{}, plan.Request{Coll: plan.AlltoAllV, Size: 2, SendCounts: []int{1}}, ErrInvalid},
 		{"overlapping receive blocks", Pairwise{}, plan.Request{Coll: plan.AlltoAllV, Size: 2,
 			SendCounts: []int{1, 1}, SendDispls: []int{0, 1}, RecvCounts: []int{2, 2}, RecvDispls: []int{0, 1}}, ErrInvalid},
@@ -310,6 +312,72 @@ func TestGolden(t *testing.T) {
 			}
 			if b.String() != string(want) {
 				t.Errorf("plans differ from %s:\n%s", path, b.String())
+			}
+		})
+	}
+}
+
+// TestPairwiseNoHotspot: in every step of a pairwise AlltoAll each rank
+// sends to as many peers as it receives from, and every rank is the target
+// of the same number of transfers, so no link or rank is oversubscribed.
+func TestPairwiseNoHotspot(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 16, 17, 40, 64} {
+		plans := make([]*plan.Plan, n)
+		for r := range plans {
+			p, err := Pairwise{}.Build(plan.Request{Coll: plan.AlltoAll, Rank: r, Size: n, Count: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plans[r] = p
+		}
+		for si := range plans[0].Steps {
+			in := make([]int, n)
+			for r, p := range plans {
+				if len(p.Steps) != len(plans[0].Steps) {
+					t.Fatalf("n=%d: ranks 0 and %d have %d and %d steps", n, r, len(plans[0].Steps), len(p.Steps))
+				}
+				sends, recvs := 0, 0
+				for _, o := range p.Steps[si].Ops {
+					switch o.Kind {
+					case plan.OpSend:
+						sends++
+						in[o.Peer]++
+					case plan.OpRecv:
+						recvs++
+					}
+				}
+				if sends != recvs {
+					t.Errorf("n=%d rank %d step %d: %d sends, %d receives", n, r, si, sends, recvs)
+				}
+			}
+			for r := range in {
+				if in[r] != in[0] {
+					t.Errorf("n=%d step %d: rank %d is the target of %d transfers, rank 0 of %d", n, si, r, in[r], in[0])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkBuild measures building one rank's plan, which the runtime
+// caches per call shape.
+func BenchmarkBuild(b *testing.B) {
+	for _, bc := range []struct {
+		a   plan.Algorithm
+		req plan.Request
+	}{
+		{Ring{}, plan.Request{Coll: plan.AllReduce, Rank: 3, Size: 64, Count: 1 << 20}},
+		{RHD{}, plan.Request{Coll: plan.AllReduce, Rank: 3, Size: 100, Count: 1 << 20}},
+		{Pairwise{}, plan.Request{Coll: plan.AlltoAll, Rank: 3, Size: 64, Count: 1024}},
+		{PAT{}, plan.Request{Coll: plan.AllGather, Rank: 3, Size: 1000, Count: 1024}},
+		{Hier{}, plan.Request{Coll: plan.AllReduce, Rank: 3, Size: 64, Count: 1 << 20, PerServer: 8}},
+	} {
+		b.Run(bc.a.Name()+"/"+bc.req.Coll.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := bc.a.Build(bc.req); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

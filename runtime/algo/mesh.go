@@ -49,6 +49,9 @@ func (a Mesh) Build(req plan.Request) (*plan.Plan, error) {
 	if err := check(a, req); err != nil {
 		return nil, err
 	}
+	if err := oneServer(a, req); err != nil {
+		return nil, err
+	}
 	b := newBuilder(req, a.Name())
 	n, r, c := req.Size, req.Rank, req.Count
 	if n == 1 && req.Coll != plan.AlltoAll && req.Coll != plan.AlltoAllV {
@@ -118,6 +121,16 @@ func (a Mesh) Build(req plan.Request) (*plan.Plan, error) {
 	return b.plan(), nil
 }
 
+// oneServer refuses jobs that span servers: all-pairs traffic belongs on
+// shared memory, and across servers it would open n-1 connections per rank.
+func oneServer(a plan.Algorithm, req plan.Request) error {
+	if req.PerServer > 0 && req.PerServer < req.Size {
+		return fmt.Errorf("rank %d: %s runs within one server, the job has %d ranks per server of %d: %w",
+			req.Rank, a.Name(), req.PerServer, req.Size, ErrUnsupported)
+	}
+	return nil
+}
+
 // others lists the ranks other than r, starting after r so that no rank is
 // everyone's first peer.
 func others(n, r int) []int {
@@ -175,6 +188,9 @@ func (OneShot) Colls() []plan.Coll { return []plan.Coll{plan.AllReduce} }
 // Build implements plan.Algorithm.
 func (a OneShot) Build(req plan.Request) (*plan.Plan, error) {
 	if err := check(a, req); err != nil {
+		return nil, err
+	}
+	if err := oneServer(a, req); err != nil {
 		return nil, err
 	}
 	b := newBuilder(req, a.Name())
