@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// Built by TestMain: the real hcclrun binary and the launcher's rank
-// program.
-var hcclrunBin, rankProg string
+// Built by TestMain: the real hcclrun binary, the launcher's rank program,
+// and a rank program that uses the real runtime.
+var hcclrunBin, rankProg, hcclProg string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "hcclrun-test-")
@@ -25,7 +25,8 @@ func TestMain(m *testing.M) {
 	}
 	hcclrunBin = filepath.Join(dir, "hcclrun")
 	rankProg = filepath.Join(dir, "rankprog")
-	for _, b := range [][2]string{{hcclrunBin, "."}, {rankProg, "../../launcher/testdata/rankprog"}} {
+	hcclProg = filepath.Join(dir, "hcclprog")
+	for _, b := range [][2]string{{hcclrunBin, "."}, {rankProg, "../../launcher/testdata/rankprog"}, {hcclProg, "../../launcher/testdata/hcclprog"}} {
 		cmd := exec.Command("go", "build", "-o", b[0], b[1])
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
