@@ -91,3 +91,32 @@ func cpuClock(b *testing.B) func(bytesPerOp int) {
 		}
 	}
 }
+
+// BenchmarkKernel measures every in-place kernel at 64 KiB (in cache, the
+// executor's segment scale) at the best level, and Divide: the per-byte
+// reduction cost for the selector's cost model.
+func BenchmarkKernel(b *testing.B) {
+	const size = 64 << 10
+	x, y := make([]byte, size), make([]byte, size)
+	for _, d := range allDTypes {
+		for _, op := range []Op{Sum, Prod, Max, Min} {
+			b.Run(fmt.Sprintf("%v/%v", d, op), func(b *testing.B) {
+				k, _ := Kernel(d, op)
+				b.SetBytes(3 * size)
+				defer cpuClock(b)(3 * size)
+				for b.Loop() {
+					k(x, x, y)
+				}
+			})
+		}
+		if d.IsFloat() {
+			b.Run(fmt.Sprintf("%v/divide", d), func(b *testing.B) {
+				b.SetBytes(2 * size)
+				defer cpuClock(b)(2 * size)
+				for b.Loop() {
+					_ = Divide(d, x, 3)
+				}
+			})
+		}
+	}
+}
