@@ -147,6 +147,14 @@ func TestFloat16FromFloat32Random(t *testing.T) {
 		mags[h] = half16Value(uint16(h))
 	}
 	mags[0x7c00] = 65536
+	// A sweep over the whole float32 space with a prime stride meets every
+	// exponent and sign with scattered mantissas.
+	for bits := uint64(0); bits < 1<<32; bits += 4099 {
+		f := math.Float32frombits(uint32(bits))
+		if got, want := Float16FromFloat32(f), nearestHalf(mags, f); got != want {
+			t.Fatalf("Float16FromFloat32(%#08x = %v) = %#04x, want %#04x", bits, f, got, want)
+		}
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 300000 {
 		var bits uint32
@@ -183,6 +191,9 @@ func TestBFloat16FromFloat32(t *testing.T) {
 		if got, want := BFloat16FromFloat32(math.Float32frombits(mid)), uint16(h)+uint16(h&1); got != want {
 			t.Fatalf("tie %#08x rounded to %#04x, want %#04x", mid, got, want)
 		}
+	}
+	for bits := uint64(0); bits < 1<<32; bits += 4099 {
+		check(uint32(bits))
 	}
 	for range 300000 {
 		check(rng.Uint32())
