@@ -56,6 +56,9 @@ func (pc *planCache) get(alg plan.Algorithm, req *plan.Request) (*plan.Plan, err
 	if err != nil {
 		return nil, err
 	}
+	if needsCallCheck(p) {
+		p = withCallCheck(p)
+	}
 	if pc.plans == nil || len(pc.plans) >= maxCachedPlans {
 		pc.plans = make(map[planKey]*plan.Plan)
 	}
