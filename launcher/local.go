@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -55,13 +57,14 @@ func (s *LocalSpawner) StageRankTable(table []byte) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dir == "" {
-		dir, err := os.MkdirTemp("", "hcclrun-")
+		sweepStaleTables(os.TempDir())
+		dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", tableDirPrefix, os.Getpid()))
 		if err != nil {
 			return "", fmt.Errorf("stage rank table on %s: %w", s.host, err)
 		}
 		s.dir = dir
 	}
-	path := filepath.Join(s.dir, "ranktable.json")
+	path := filepath.Join(s.dir, tableFileName)
 	// O_EXCL|0600: the file is never readable by others, not even between
 	// create and chmod.
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -77,6 +80,36 @@ func (s *LocalSpawner) StageRankTable(table []byte) (string, error) {
 	}
 	return path, nil
 }
+
+// tableDirPrefix starts the name of a staged table's directory, followed by
+// the launcher's pid: "hcclrun-1234-567890".
+const tableDirPrefix = "hcclrun-"
+
+// sweepStaleTables removes the table directories of launchers that died
+// without cleaning up (kill -9 runs no code): directories named after a pid
+// that no longer exists. It is best effort; a directory of a live process,
+// or of a pid that was reused, is left alone.
+func sweepStaleTables(tmp string) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, tableDirPrefix+"*-*"))
+	for _, d := range dirs {
+		rest := strings.TrimPrefix(filepath.Base(d), tableDirPrefix)
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 {
+			continue // not one of ours
+		}
+		if err := unix.Kill(pid, 0); err == unix.ESRCH {
+			// Only if it holds a table and nothing else, so that a stray
+			// directory of the same shape is not lost.
+			if names, err := os.ReadDir(d); err == nil && len(names) == 1 && names[0].Name() == tableFileName {
+				os.RemoveAll(d)
+			}
+		}
+	}
+}
+
+// tableFileName is the staged table's name in its directory.
+const tableFileName = "ranktable.json"
 
 // Close implements Spawner: it removes the staged rank table.
 func (s *LocalSpawner) Close() error {

@@ -144,8 +144,9 @@ func TestKill9LeavesNoRank(t *testing.T) {
 	dir := t.TempDir()
 	cmd, out, errOut := command("", rankArgs(dir, []string{"-np", "4"}, "ready", "DIR", "sleep", "60s")...)
 	// A killed launcher cannot remove its rank table: keep it in a
-	// directory the test removes.
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	// directory of the test's, to see the next launcher sweep it.
+	tmp := t.TempDir()
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -162,6 +163,19 @@ func TestKill9LeavesNoRank(t *testing.T) {
 		t.Fatalf("hcclrun exited %d, want killed", res.code)
 	}
 	noLeftovers(t, dir)
+
+	stale, _ := filepath.Glob(filepath.Join(tmp, "hcclrun-*"))
+	if len(stale) != 1 {
+		t.Fatalf("want the killed launcher's table directory, found %v", stale)
+	}
+	next := exec.Command(hcclrunBin, "-np", "1", "true")
+	next.Env = cmd.Env
+	if out, err := next.CombinedOutput(); err != nil {
+		t.Fatalf("next job: %v: %s", err, out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) != 0 {
+		t.Fatalf("the next job did not sweep the stale table directory: %v", left)
+	}
 }
 
 // TestRanksSurviveIdleLauncher: a rank started long ago must not die when the
