@@ -12,5 +12,7 @@
 // error that wraps ctx.Err(); misuse (a header whose Len does not match the
 // payload, a payload of the wrong size) is an error, not a hang or a
 // panic; and VisitPayload, where implemented, shows the payload in order
-// in pieces that add up to it.
+// in pieces that add up to it, every piece but the last a whole number of
+// 8-byte words (so that a reduction over the pieces never meets half an
+// element).
 package linktest

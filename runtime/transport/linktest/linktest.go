@@ -515,7 +515,8 @@ func testVisitPayload(t *testing.T, a, b transport.Link) {
 		t.Skip("link does not implement transport.PayloadVisitor")
 	}
 	ctx := opCtx(t)
-	frameSizes := []int{0, 1, 1000, 70000, 5 << 20, 3}
+	// Odd sizes put later payloads at odd positions in a ring.
+	frameSizes := []int{0, 1, 1001, 3, 70001, 5, 5<<20 + 1, 7, 4093, 1 << 20, 3}
 	sent := async(func() error {
 		for i, n := range frameSizes {
 			h := header(uint64(i), n)
@@ -550,6 +551,9 @@ func testVisitPayload(t *testing.T, a, b transport.Link) {
 			}
 			if len(p) == 0 {
 				t.Errorf("frame %d: empty piece", i)
+			}
+			if off+len(p) < n && len(p)%8 != 0 {
+				t.Errorf("frame %d: piece of %d bytes at %d: not the last, and not whole 8-byte words", i, len(p), off)
 			}
 			got = append(got, p...)
 			next += len(p)

@@ -178,7 +178,15 @@ func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
 // VisitPayload shows the payload of the frame whose header was read last
 // in place, in the ring, piece by piece: fn(off, b) for consecutive pieces
 // that add up to n bytes (n must equal the header's Len). b is valid only
-// during the call and must not be written. With n == 0, fn is not called.
+// during the call and must not be written; fn must not call Close. With
+// n == 0, fn is not called.
+//
+// Every piece but the last is a whole number of 8-byte words (so off is
+// always a multiple of 8), so a piece never splits an element of up to 8
+// bytes and a reduction never has to stitch one together. The ring itself
+// gives no such promise (a payload can start anywhere, and the data area
+// wraps), so the few bytes of a word that straddles a piece boundary are
+// copied into a small buffer and shown as a piece of their own.
 func (l *Link) VisitPayload(ctx context.Context, n int, fn func(off int, b []byte)) error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -186,15 +194,31 @@ func (l *Link) VisitPayload(ctx context.Context, n int, fn func(off int, b []byt
 		return err
 	}
 	piece := min(l.rx.Cap()/4, maxPiece)
+	var word [8]byte
 	for off := 0; off < n; {
 		b, err := l.rx.Peek(ctx, min(n-off, piece))
 		if err != nil {
 			return l.recvBroken(err)
 		}
-		fn(off, b)
-		l.rx.Release(len(b))
-		off += len(b)
-		l.pending -= len(b)
+		k := len(b)
+		if off+k < n {
+			k &^= 7
+		}
+		if k > 0 {
+			fn(off, b[:k])
+			l.rx.Release(k)
+		} else {
+			// Less than a word before the wrap (or before the
+			// producer's last commit): gather the word, then go on.
+			w := word[:min(8, n-off)]
+			if err := l.rx.Read(ctx, w); err != nil {
+				return l.recvBroken(err)
+			}
+			fn(off, w)
+			k = len(w)
+		}
+		off += k
+		l.pending -= k
 	}
 	l.inFrame = false
 	return nil
