@@ -21,11 +21,11 @@ func detectLevel() isaLevel {
 
 // avx512Loops handle every element themselves, the last partial vector
 // with a masked load and store. The 8- and 16-bit integer kernels need
-// AVX512BW as well (see archLoop). There is no 8-bit multiply in any
-// x86 vector ISA, so 8-bit Prod stays generic.
+// AVX512BW as well (see archLoop). x86 has no 8-bit multiply: 8-bit Prod
+// widens to 16-bit lanes.
 var avx512Loops = [numDTypes][numOps]loop{
-	Int8:     {Sum: sumInt8AVX512, Max: maxInt8AVX512, Min: minInt8AVX512},
-	Uint8:    {Sum: sumInt8AVX512, Max: maxUint8AVX512, Min: minUint8AVX512},
+	Int8:     {Sum: sumInt8AVX512, Prod: prodInt8AVX512, Max: maxInt8AVX512, Min: minInt8AVX512},
+	Uint8:    {Sum: sumInt8AVX512, Prod: prodInt8AVX512, Max: maxUint8AVX512, Min: minUint8AVX512},
 	Int16:    {Sum: sumInt16AVX512, Prod: prodInt16AVX512, Max: maxInt16AVX512, Min: minInt16AVX512},
 	Uint16:   {Sum: sumInt16AVX512, Prod: prodInt16AVX512, Max: maxUint16AVX512, Min: minUint16AVX512},
 	Int32:    {Sum: sumInt32AVX512, Prod: prodInt32AVX512, Max: maxInt32AVX512, Min: minInt32AVX512},
@@ -41,8 +41,8 @@ var avx512Loops = [numDTypes][numOps]loop{
 // avx2Loops handle whole vectors only (see avx2Tail). There is no AVX2
 // 64-bit multiply, so 64-bit Prod stays generic.
 var avx2Loops = [numDTypes][numOps]loop{
-	Int8:     {Sum: sumInt8AVX2, Max: maxInt8AVX2, Min: minInt8AVX2},
-	Uint8:    {Sum: sumInt8AVX2, Max: maxUint8AVX2, Min: minUint8AVX2},
+	Int8:     {Sum: sumInt8AVX2, Prod: prodInt8AVX2, Max: maxInt8AVX2, Min: minInt8AVX2},
+	Uint8:    {Sum: sumInt8AVX2, Prod: prodInt8AVX2, Max: maxUint8AVX2, Min: minUint8AVX2},
 	Int16:    {Sum: sumInt16AVX2, Prod: prodInt16AVX2, Max: maxInt16AVX2, Min: minInt16AVX2},
 	Uint16:   {Sum: sumInt16AVX2, Prod: prodInt16AVX2, Max: maxUint16AVX2, Min: minUint16AVX2},
 	Int32:    {Sum: sumInt32AVX2, Prod: prodInt32AVX2, Max: maxInt32AVX2, Min: minInt32AVX2},
@@ -69,15 +69,16 @@ func archLoop(l isaLevel, d DType, op Op) loop {
 		if f == nil || d == Float16 && !cpu.X86.HasF16C {
 			return nil
 		}
-		return avx2Tail(f, genericLoops[d][op], avx2Block(d))
+		return avx2Tail(f, genericLoops[d][op], avx2Block(d, op))
 	}
 	return nil
 }
 
-// avx2Block is how many bytes of each operand one AVX2 vector covers: 32,
-// or 16 for the 16-bit floats (widened to eight float32 lanes).
-func avx2Block(d DType) int {
-	if d == Float16 || d == BFloat16 {
+// avx2Block is how many bytes of each operand one AVX2 vector of (d, op)
+// covers: 32, or 16 when the elements are widened first (16-bit floats to
+// float32 lanes, bytes to words for Prod).
+func avx2Block(d DType, op Op) int {
+	if d == Float16 || d == BFloat16 || d.Size() == 1 && op == Prod {
 		return 16
 	}
 	return 32
@@ -126,7 +127,7 @@ func archDivider(l isaLevel, d DType) divider {
 			return nil
 		}
 		// The AVX2 loop stops at the last whole vector.
-		block, tail := avx2Block(d), genericDividers[d]
+		block, tail := avx2Block(d, Avg), genericDividers[d]
 		return func(buf []byte, n int) {
 			body(buf, n)
 			if m := len(buf) &^ (block - 1); m < len(buf) {

@@ -13,6 +13,9 @@ func maxInt8AVX512(dst []byte, a []byte, b []byte)
 // minInt8AVX512 computes dst[i] = a[i] min b[i] over all Int8 elements with AVX-512.
 func minInt8AVX512(dst []byte, a []byte, b []byte)
 
+// prodInt8AVX512 computes dst[i] = a[i] prod b[i] over all Int8 elements with AVX-512.
+func prodInt8AVX512(dst []byte, a []byte, b []byte)
+
 // maxUint8AVX512 computes dst[i] = a[i] max b[i] over all Uint8 elements with AVX-512.
 func maxUint8AVX512(dst []byte, a []byte, b []byte)
 
@@ -141,6 +144,9 @@ func maxInt8AVX2(dst []byte, a []byte, b []byte)
 
 // minInt8AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int8 elements with AVX2.
 func minInt8AVX2(dst []byte, a []byte, b []byte)
+
+// prodInt8AVX2 computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 15 bytes of Int8 elements with AVX2.
+func prodInt8AVX2(dst []byte, a []byte, b []byte)
 
 // maxUint8AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint8 elements with AVX2.
 func maxUint8AVX2(dst []byte, a []byte, b []byte)

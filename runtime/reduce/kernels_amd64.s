@@ -190,6 +190,68 @@ done:
 	VZEROUPPER
 	RET
 
+// func prodInt8AVX512(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, BMI2
+TEXT ·prodInt8AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000080
+	JB        single
+	VPMOVZXBW (CX), Z0
+	VPMOVZXBW (DX), Z1
+	VPMOVZXBW 32(CX), Z2
+	VPMOVZXBW 32(DX), Z3
+	VPMOVZXBW 64(CX), Z4
+	VPMOVZXBW 64(DX), Z5
+	VPMOVZXBW 96(CX), Z6
+	VPMOVZXBW 96(DX), Z7
+	VPMULLW   Z1, Z0, Z0
+	VPMOVWB   Z0, (AX)
+	VPMULLW   Z3, Z2, Z2
+	VPMOVWB   Z2, 32(AX)
+	VPMULLW   Z5, Z4, Z4
+	VPMOVWB   Z4, 64(AX)
+	VPMULLW   Z7, Z6, Z6
+	VPMOVWB   Z6, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000080, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000020
+	JB        tail
+	VPMOVZXBW (CX), Z0
+	VPMOVZXBW (DX), Z1
+	VPMULLW   Z1, Z0, Z0
+	VPMOVWB   Z0, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000020, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x00, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VPMOVZXBW.Z (CX), K1, Z0
+	VPMOVZXBW.Z (DX), K1, Z1
+	VPMULLW     Z1, Z0, Z0
+	VPMOVWB     Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
 // func maxUint8AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512BW, AVX512F, BMI2
 TEXT ·maxUint8AVX512(SB), NOSPLIT, $0-72
@@ -3291,6 +3353,74 @@ single:
 	ADDQ    $0x00000020, DX
 	SUBQ    $0x00000020, BX
 	JMP     single
+
+tail:
+	VZEROUPPER
+	RET
+
+// func prodInt8AVX2(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, SSE2
+TEXT ·prodInt8AVX2(SB), NOSPLIT, $0-72
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         a_base+24(FP), CX
+	MOVQ         b_base+48(FP), DX
+	MOVQ         dst_len+8(FP), BX
+	MOVL         $0x00ff00ff, SI
+	MOVD         SI, X0
+	VPBROADCASTD X0, Y0
+
+unrolled:
+	CMPQ         BX, $0x00000040
+	JB           single
+	VPMOVZXBW    (CX), Y1
+	VPMOVZXBW    (DX), Y2
+	VPMOVZXBW    16(CX), Y3
+	VPMOVZXBW    16(DX), Y4
+	VPMOVZXBW    32(CX), Y5
+	VPMOVZXBW    32(DX), Y6
+	VPMOVZXBW    48(CX), Y7
+	VPMOVZXBW    48(DX), Y8
+	VPMULLW      Y2, Y1, Y1
+	VPAND        Y0, Y1, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPACKUSWB    X2, X1, X1
+	VMOVDQU      X1, (AX)
+	VPMULLW      Y4, Y3, Y3
+	VPAND        Y0, Y3, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPACKUSWB    X2, X1, X1
+	VMOVDQU      X1, 16(AX)
+	VPMULLW      Y6, Y5, Y5
+	VPAND        Y0, Y5, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPACKUSWB    X2, X1, X1
+	VMOVDQU      X1, 32(AX)
+	VPMULLW      Y8, Y7, Y7
+	VPAND        Y0, Y7, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPACKUSWB    X2, X1, X1
+	VMOVDQU      X1, 48(AX)
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, DX
+	SUBQ         $0x00000040, BX
+	JMP          unrolled
+
+single:
+	CMPQ         BX, $0x00000010
+	JB           tail
+	VPMOVZXBW    (CX), Y1
+	VPMOVZXBW    (DX), Y2
+	VPMULLW      Y2, Y1, Y1
+	VPAND        Y0, Y1, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPACKUSWB    X2, X1, X1
+	VMOVDQU      X1, (AX)
+	ADDQ         $0x00000010, AX
+	ADDQ         $0x00000010, CX
+	ADDQ         $0x00000010, DX
+	SUBQ         $0x00000010, BX
+	JMP          single
 
 tail:
 	VZEROUPPER

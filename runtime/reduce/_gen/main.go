@@ -52,24 +52,28 @@ func (s isa) vec() VecVirtual {
 // kind is the element type as the assembly sees it: Sum and Prod do not
 // care about signedness, so Int32 and Int64 serve the unsigned types too.
 type kind struct {
-	name  string // Go-side type name used in function names
-	size  int    // bytes per element in memory
-	shift int    // log2(size)
+	name    string // Go-side type name used in function names
+	size    int    // bytes per element in memory
+	shift   int    // log2(size)
+	widened bool   // bytes computed in 16-bit lanes (there is no 8-bit multiply)
 }
 
 var (
-	int8K     = kind{"Int8", 1, 0}
-	uint8K    = kind{"Uint8", 1, 0}
-	int16K    = kind{"Int16", 2, 1}
-	uint16K   = kind{"Uint16", 2, 1}
-	float32K  = kind{"Float32", 4, 2}
-	float64K  = kind{"Float64", 8, 3}
-	int32K    = kind{"Int32", 4, 2}
-	uint32K   = kind{"Uint32", 4, 2}
-	int64K    = kind{"Int64", 8, 3}
-	uint64K   = kind{"Uint64", 8, 3}
-	float16K  = kind{"Float16", 2, 1}
-	bfloat16K = kind{"BFloat16", 2, 1}
+	int8K     = kind{"Int8", 1, 0, false}
+	uint8K    = kind{"Uint8", 1, 0, false}
+	int16K    = kind{"Int16", 2, 1, false}
+	uint16K   = kind{"Uint16", 2, 1, false}
+	float32K  = kind{"Float32", 4, 2, false}
+	float64K  = kind{"Float64", 8, 3, false}
+	int32K    = kind{"Int32", 4, 2, false}
+	uint32K   = kind{"Uint32", 4, 2, false}
+	int64K    = kind{"Int64", 8, 3, false}
+	uint64K   = kind{"Uint64", 8, 3, false}
+	float16K  = kind{"Float16", 2, 1, false}
+	bfloat16K = kind{"BFloat16", 2, 1, false}
+	// int8ProdK serves Prod of both 8-bit types: zero-extend to words,
+	// VPMULLW, keep the low byte of each product.
+	int8ProdK = kind{"Int8", 1, 0, true}
 )
 
 // half reports whether k is a 16-bit float type computed in float32.
@@ -85,7 +89,7 @@ func (k kind) float() bool {
 
 // memBytes is how many bytes of each operand one vector covers.
 func memBytes(s isa, k kind) int {
-	if k.half() {
+	if k.half() || k.widened {
 		return s.vecBytes / 2 // 16-bit elements widened to 32-bit lanes
 	}
 	return s.vecBytes
@@ -96,6 +100,7 @@ func memBytes(s isa, k kind) int {
 type consts struct {
 	one, bias, quiet VecVirtual // bfloat16 rounding: 1, 0x7fff, 0x40
 	sign             VecVirtual // AVX2 uint64 compare: 1<<63
+	lowBytes         VecVirtual // AVX2 8-bit Prod: 0x00ff in every word
 }
 
 func broadcast32(s isa, v uint32) VecVirtual {
@@ -127,6 +132,12 @@ func broadcast64(s isa, v uint64) VecVirtual {
 func load(s isa, k kind, m Mem, mask Op) VecVirtual {
 	v := s.vec()
 	switch {
+	case k.widened:
+		if mask != nil {
+			VPMOVZXBW_Z(m, mask, v)
+		} else {
+			VPMOVZXBW(m, v)
+		}
 	case k == float16K:
 		if mask != nil {
 			VCVTPH2PS_Z(m, mask, v)
@@ -160,6 +171,20 @@ func load(s isa, k kind, m Mem, mask Op) VecVirtual {
 // floats with round to nearest even.
 func store(s isa, k kind, c consts, v VecVirtual, m Mem, mask Op) {
 	switch {
+	case k.widened && s.evex && mask != nil:
+		VPMOVWB(v, mask, m)
+	case k.widened && s.evex:
+		VPMOVWB(v, m)
+	case k.widened:
+		// Clear the high byte of each word so that the unsigned
+		// saturation of VPACKUSWB keeps the low byte as it is.
+		t := YMM()
+		VPAND(c.lowBytes, v, t)
+		hi := XMM()
+		VEXTRACTI128(U8(1), t, hi)
+		out := XMM()
+		VPACKUSWB(hi, t.AsX(), out)
+		VMOVDQU(out, m)
 	case k == float16K:
 		// Immediate 0: round to nearest even regardless of MXCSR.
 		if mask != nil {
@@ -250,8 +275,11 @@ func compute(s isa, k kind, o op, c consts, x, y VecVirtual) VecVirtual {
 		map[int]func(...Op){1: VPADDB, 2: VPADDW, 4: VPADDD, 8: VPADDQ}[k.size](y, x, x)
 		return x
 	case prod:
-		// No 8-bit multiply exists, and 64-bit needs AVX512DQ: those
-		// kernels are not generated (see main).
+		// 64-bit needs AVX512DQ; there is no AVX2 kernel for it (see main).
+		if k.widened {
+			VPMULLW(y, x, x)
+			return x
+		}
 		map[int]func(...Op){2: VPMULLW, 4: VPMULLD, 8: VPMULLQ}[k.size](y, x, x)
 		return x
 	}
@@ -377,6 +405,9 @@ func kernel(s isa, k kind, o op) {
 	c := setup(s, k)
 	if k == uint64K && !s.evex {
 		c.sign = broadcast64(s, 1<<63)
+	}
+	if k.widened && !s.evex {
+		c.lowBytes = broadcast32(s, 0x00ff00ff)
 	}
 	unroll := 4
 	if k == bfloat16K && !s.evex {
@@ -514,6 +545,7 @@ func main() {
 			ops []op
 		}{
 			{int8K, []op{sum, maxOp, minOp}},
+			{int8ProdK, []op{prod}},
 			{uint8K, minmax},
 			{int16K, all},
 			{uint16K, minmax},
