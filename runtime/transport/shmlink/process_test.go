@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -46,6 +47,7 @@ func TestMain(m *testing.M) {
 //	               until the parent closes the link.
 //	wait-dialer:   rank 1, dials rank 0 (so it creates the segment), sends
 //	               one frame, then blocks in RecvHeader until killed.
+//	listen-only:   rank 0, listens until stdin closes.
 //	wait-listener: rank 0, listens, accepts rank 1, sends one frame, then
 //	               blocks in RecvHeader until killed.
 func runChild(role string) error {
@@ -56,6 +58,17 @@ func runChild(role string) error {
 	job := os.Getenv(childJobEnv)
 	ctx := context.Background()
 	var link *Link
+	if role == "listen-only" {
+		ln, err := Listen(job, 0, key, nil)
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		fmt.Println("listening")
+		// Until the parent is done with us (stdin closes).
+		io.Copy(io.Discard, os.Stdin)
+		return nil
+	}
 	if role == "wait-listener" {
 		ln, err := Listen(job, 0, key, nil)
 		if err != nil {
@@ -282,4 +295,61 @@ func TestPeerKilled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOtherNetworkNamespace: a rank in another network namespace (here a
+// child started under unshare --net) is not reachable through the
+// abstract socket, and Dial says so at once instead of hanging. The
+// runtime then uses TCP for that pair.
+func TestOtherNetworkNamespace(t *testing.T) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare(1) not installed")
+	}
+	job, key := newJobID(), newKey(t)
+	cmd := exec.Command(unshare, "--net", os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childRoleEnv+"=listen-only", childJobEnv+"="+job, childKeyEnv+"="+hex.EncodeToString(key))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Process.Kill() // by PID
+		cmd.Wait()
+	})
+	c := &child{cmd: cmd, lines: bufio.NewScanner(out)}
+	ready := make(chan bool, 1)
+	go func() { ready <- c.lines.Scan() && c.lines.Text() == "listening" }()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Skipf("child under unshare --net did not start (not root?): %v", c.lines.Err())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("child did not start within 20 s")
+	}
+	start := time.Now()
+	_, err = Dial(testCtx(t, 10*time.Second), DialConfig{JobID: job, Key: key, Self: 1, Peer: 0})
+	if err == nil || !strings.Contains(err.Error(), "nobody listens") {
+		t.Fatalf("dial across network namespaces: %v, want \"nobody listens\"", err)
+	}
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("took %v to fail", el)
+	}
+	// The same rank is reachable from its own namespace: listening in ours
+	// under the same name does not collide with it.
+	ln, err := Listen(job, 0, key, nil)
+	if err != nil {
+		t.Fatalf("listen under the same name in our namespace: %v", err)
+	}
+	ln.Close()
 }
