@@ -309,3 +309,41 @@ func TestRanktableCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestTagOutputThroughPipe runs the real binary with stdout and stderr on
+// one pipe, 4 ranks printing short lines and lines far longer than the pipe
+// buffer: every line must come out whole and tagged with its own rank.
+func TestTagOutputThroughPipe(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(hcclrunBin, rankArgs(dir, []string{"-np", "4", "--tag-output"}, "spam", "3000", "120", "spam", "6", "250000")...)
+	var both strings.Builder
+	cmd.Stdout = &both
+	cmd.Stderr = cmd.Stdout // one pipe, as 2>&1
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	res := wait(t, cmd, nil, nil, start, 60*time.Second)
+	noLeftovers(t, dir)
+	if res.code != 0 {
+		t.Fatalf("exit code %d:\n%.2000s", res.code, both.String())
+	}
+	counts := make(map[string]int)
+	tagged := regexp.MustCompile(`^\[1,(\d)\]<stdout>:rank (\d) line (\d+) ([a-z]*)$`)
+	for n, line := range strings.Split(strings.TrimSuffix(both.String(), "\n"), "\n") {
+		m := tagged.FindStringSubmatch(line)
+		if m == nil || m[1] != m[2] {
+			t.Fatalf("line %d damaged or mistagged: %.100q", n, line)
+		}
+		body := line[len("[1,0]<stdout>:"):]
+		if len(body) != 119 && len(body) != 249999 {
+			t.Fatalf("line %d has %d bytes: %.100q", n, len(body), line)
+		}
+		counts[m[1]]++
+	}
+	for _, r := range []string{"0", "1", "2", "3"} {
+		if counts[r] != 3006 {
+			t.Fatalf("rank %s: %d lines, want 3006", r, counts[r])
+		}
+	}
+}

@@ -78,9 +78,16 @@ func wait(t *testing.T, cmd *exec.Cmd, out, errOut *bytes.Buffer, start time.Tim
 	case <-time.After(deadline):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("hcclrun %q did not finish within %v\nstdout:\n%s\nstderr:\n%s", cmd.Args, deadline, out, errOut)
+		if out != nil {
+			t.Fatalf("hcclrun %q did not finish within %v\nstdout:\n%s\nstderr:\n%s", cmd.Args, deadline, out, errOut)
+		}
+		t.Fatalf("hcclrun %q did not finish within %v", cmd.Args, deadline)
 	}
-	return result{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errOut.String(), elapsed: time.Since(start)}
+	res := result{code: cmd.ProcessState.ExitCode(), elapsed: time.Since(start)}
+	if out != nil {
+		res.stdout, res.stderr = out.String(), errOut.String()
+	}
+	return res
 }
 
 // rankArgs returns the arguments to run n ranks of rankprog with steps, the
