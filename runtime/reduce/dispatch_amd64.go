@@ -38,8 +38,8 @@ var avx512Loops = [numDTypes][numOps]loop{
 	Float64:  {Sum: sumFloat64AVX512, Prod: prodFloat64AVX512, Max: maxFloat64AVX512, Min: minFloat64AVX512},
 }
 
-// avx2Loops handle whole vectors only (see avx2Tail). There is no AVX2
-// 64-bit multiply, so 64-bit Prod stays generic.
+// avx2Loops handle whole vectors only (see avx2Tail). AVX2 has no 64-bit
+// multiply: 64-bit Prod is built from 32-bit ones.
 var avx2Loops = [numDTypes][numOps]loop{
 	Int8:     {Sum: sumInt8AVX2, Prod: prodInt8AVX2, Max: maxInt8AVX2, Min: minInt8AVX2},
 	Uint8:    {Sum: sumInt8AVX2, Prod: prodInt8AVX2, Max: maxUint8AVX2, Min: minUint8AVX2},
@@ -47,8 +47,8 @@ var avx2Loops = [numDTypes][numOps]loop{
 	Uint16:   {Sum: sumInt16AVX2, Prod: prodInt16AVX2, Max: maxUint16AVX2, Min: minUint16AVX2},
 	Int32:    {Sum: sumInt32AVX2, Prod: prodInt32AVX2, Max: maxInt32AVX2, Min: minInt32AVX2},
 	Uint32:   {Sum: sumInt32AVX2, Prod: prodInt32AVX2, Max: maxUint32AVX2, Min: minUint32AVX2},
-	Int64:    {Sum: sumInt64AVX2, Max: maxInt64AVX2, Min: minInt64AVX2},
-	Uint64:   {Sum: sumInt64AVX2, Max: maxUint64AVX2, Min: minUint64AVX2},
+	Int64:    {Sum: sumInt64AVX2, Prod: prodInt64AVX2, Max: maxInt64AVX2, Min: minInt64AVX2},
+	Uint64:   {Sum: sumInt64AVX2, Prod: prodInt64AVX2, Max: maxUint64AVX2, Min: minUint64AVX2},
 	Float16:  {Sum: sumFloat16AVX2, Prod: prodFloat16AVX2, Max: maxFloat16AVX2, Min: minFloat16AVX2},
 	BFloat16: {Sum: sumBFloat16AVX2, Prod: prodBFloat16AVX2, Max: maxBFloat16AVX2, Min: minBFloat16AVX2},
 	Float32:  {Sum: sumFloat32AVX2, Prod: prodFloat32AVX2, Max: maxFloat32AVX2, Min: minFloat32AVX2},

@@ -19,8 +19,7 @@
 //
 // Every (DType, Op) pair has a pure-Go loop (loops_*.go), the only code under
 // -tags noasm and off amd64. On amd64 every (DType, Op) pair also has AVX2
-// and AVX-512 kernels, except 64-bit Prod below AVX-512 (AVX2 has no 64-bit
-// multiply), and Divide is vectorised too. The assembly
+// and AVX-512 kernels, and Divide is vectorised too. The assembly
 // (kernels_amd64.s) is generated with avo by the program in _gen (go
 // generate); the best level the CPU supports is chosen once at init
 // (dispatch_amd64.go). The tests run every level this machine has and

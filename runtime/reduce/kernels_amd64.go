@@ -217,6 +217,9 @@ func minUint32AVX2(dst []byte, a []byte, b []byte)
 // sumInt64AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2.
 func sumInt64AVX2(dst []byte, a []byte, b []byte)
 
+// prodInt64AVX2 computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2.
+func prodInt64AVX2(dst []byte, a []byte, b []byte)
+
 // maxInt64AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2.
 func maxInt64AVX2(dst []byte, a []byte, b []byte)
 

@@ -3,9 +3,8 @@ package reduce
 import "encoding/binary"
 
 // Generic integer byte loops. With the typed loops (loops_typed.go) they are
-// the whole implementation under -tags noasm and on other architectures, the
-// tail of the AVX2 kernels, and the only implementation of 64-bit Prod
-// below AVX-512. They read and write elements with
+// the whole implementation under -tags noasm and on other architectures, and
+// the tail of the AVX2 kernels. They read and write elements with
 // encoding/binary, which is right on every host (the buffers are
 // little-endian whatever the host) and at every byte offset (a cast of a
 // misaligned pointer is undefined on some CPUs and rejected by checkptr);

@@ -275,10 +275,12 @@ func compute(s isa, k kind, o op, c consts, x, y VecVirtual) VecVirtual {
 		map[int]func(...Op){1: VPADDB, 2: VPADDW, 4: VPADDD, 8: VPADDQ}[k.size](y, x, x)
 		return x
 	case prod:
-		// 64-bit needs AVX512DQ; there is no AVX2 kernel for it (see main).
 		if k.widened {
 			VPMULLW(y, x, x)
 			return x
+		}
+		if k.wide() && !s.evex {
+			return mulInt64AVX2(x, y)
 		}
 		map[int]func(...Op){2: VPMULLW, 4: VPMULLD, 8: VPMULLQ}[k.size](y, x, x)
 		return x
@@ -302,6 +304,23 @@ func compute(s isa, k kind, o op, c consts, x, y VecVirtual) VecVirtual {
 	}[key{k, o}]
 	ins(y, x, x)
 	return x
+}
+
+// mulInt64AVX2 builds the low 64 bits of x*y from 32x32->64 multiplies,
+// as AVX2 has no VPMULLQ: with x = xh<<32 + xl and y likewise,
+// x*y mod 2^64 = xl*yl + (xl*yh + xh*yl)<<32.
+func mulInt64AVX2(x, y VecVirtual) VecVirtual {
+	lo := YMM()
+	VPMULUDQ(y, x, lo) // xl*yl
+	xh, yh := YMM(), YMM()
+	VPSRLQ(U8(32), x, xh)
+	VPSRLQ(U8(32), y, yh)
+	VPMULUDQ(yh, x, yh) // xl*yh
+	VPMULUDQ(y, xh, xh) // xh*yl
+	VPADDQ(xh, yh, yh)
+	VPSLLQ(U8(32), yh, yh)
+	VPADDQ(yh, lo, lo)
+	return lo
 }
 
 // maxMinInt64AVX2 builds 64-bit Max/Min from VPCMPGTQ and a blend; the
@@ -560,9 +579,6 @@ func main() {
 		}
 		for _, p := range plan {
 			for _, o := range p.ops {
-				if s == avx2 && p.k == int64K && o == prod {
-					continue // no 64-bit multiply below AVX-512
-				}
 				kernel(s, p.k, o)
 			}
 		}
