@@ -61,9 +61,13 @@ func twoRings(mem []byte, create bool) (out, in *Ring, err error) {
 //	       (length-prefixed by 8 bytes), exit.
 //	pong:  map the parent's segment, send back every 8 bytes from ring 0
 //	       on ring 1 until the parent closes.
+//	small-tmpfs: see smallTmpfs (no socket).
 //	wait:  create a segment, send it, write one byte to say it is ready,
 //	       then block reading until killed.
 func runChild(role string) error {
+	if role == "small-tmpfs" {
+		return smallTmpfs()
+	}
 	conn, err := net.FileConn(os.NewFile(3, "parent"))
 	if err != nil {
 		return err
@@ -331,5 +335,62 @@ func TestWakeCrossesProcesses(t *testing.T) {
 	out.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("child: %v", err)
+	}
+}
+
+// smallTmpfs runs in a child whose /dev/shm is a private 16 MiB tmpfs.
+func smallTmpfs() error {
+	const mib = 1 << 20
+	// statfs sees the small tmpfs: the error comes before any file.
+	_, err := Create(64*mib, Options{})
+	var se *SpaceError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("64 MiB in a 16 MiB tmpfs: %v, want a SpaceError", err)
+	}
+	want := "/dev/shm has 16 MiB free, this job needs 64 MiB: enlarge it or lower HCCL_BUFFSIZE"
+	if err.Error() != want {
+		return fmt.Errorf("message %q, want %q", err, want)
+	}
+	// A free-space check that lies (another rank took the space after
+	// ours ran) is caught by fallocate, with the same kind of error.
+	plenty := func(string) (uint64, error) { return 1 << 40, nil }
+	_, err = Create(64*mib, Options{FreeSpace: plenty})
+	if !errors.As(err, &se) || se.Need != 64*mib {
+		return fmt.Errorf("fallocate beyond the tmpfs: %v, want a SpaceError", err)
+	}
+	// What fits, works.
+	seg, err := Create(8*mib, Options{})
+	if err != nil {
+		return fmt.Errorf("8 MiB in a 16 MiB tmpfs: %w", err)
+	}
+	seg.Bytes()[8*mib-1] = 1
+	seg.Close()
+	ents, err := os.ReadDir(DefaultDir)
+	if err != nil {
+		return err
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("%s holds %d entries after the failures", DefaultDir, len(ents))
+	}
+	return nil
+}
+
+// TestSmallTmpfs runs smallTmpfs in a child with its own mount namespace
+// and a 16 MiB tmpfs on /dev/shm: the real "not enough shared memory"
+// paths, statfs and fallocate, without touching the machine's /dev/shm.
+func TestSmallTmpfs(t *testing.T) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare(1) not installed")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a mount namespace")
+	}
+	cmd := exec.Command(unshare, "--mount", "--propagation", "private", "sh", "-c",
+		`mount -t tmpfs -o size=16m,mode=1777 hcclrun-test /dev/shm && exec "$0" -test.run='^$'`, os.Args[0])
+	cmd.Env = append(os.Environ(), childEnv+"=small-tmpfs")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
