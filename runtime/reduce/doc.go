@@ -11,7 +11,8 @@
 // BFloat16 are computed in float32 and rounded once per operation back to 16
 // bits (round to nearest even, subnormals kept). Float Max and Min follow one
 // rule, bit for bit in every implementation: a NaN in a is the result, else
-// a NaN in b, else the larger (smaller) value, with -0 < +0. Float Sum and
+// a NaN in b (bits kept; the 16-bit types set the quiet bit on narrowing),
+// else the larger (smaller) value, with -0 < +0. Float Sum and
 // Prod return a NaN in a (quieted), else a NaN in b, else the hardware's
 // default NaN for an invalid operation. See loops_float.go.
 //
