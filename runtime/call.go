@@ -110,7 +110,7 @@ func (c *Comm) planFor(a *call) (*plan.Plan, error) {
 		return a.p2pPlan, nil
 	}
 	coll := a.req.Coll
-	alg, err := chooseAlgorithm(c.knobs.Algo, &a.req, a.dtype.Size())
+	alg, err := c.chooseAlgorithm(&a.req, a.dtype.Size())
 	if err != nil {
 		return nil, &OpError{Op: coll.String(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
 	}

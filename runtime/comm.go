@@ -12,6 +12,7 @@ import (
 
 	"github.com/hcclrun/hcclrun/netio/control"
 	"github.com/hcclrun/hcclrun/runtime/executor"
+	"github.com/hcclrun/hcclrun/runtime/selector"
 	"github.com/hcclrun/hcclrun/runtime/topo"
 )
 
@@ -36,6 +37,9 @@ type Comm struct {
 	log   *slog.Logger
 	ctl   controlPlane
 	links *linkManager
+
+	sel       *selector.Selector
+	perServer int // ranks per server for hierarchical algorithms; 0: one server
 
 	mu     sync.Mutex // held while a collective runs
 	exec   *executor.Executor
@@ -67,6 +71,17 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		log = defaultLogger(knobs.Debug)
 	}
 	log = log.With("rank", job.Rank)
+	sel, err := newSelector(knobs, log)
+	if err != nil {
+		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
+	}
+	per, err := perServer(job.RankTableFile, job.Size)
+	if job.RanksPerServer > 0 {
+		per = job.RanksPerServer
+	}
+	if err != nil {
+		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
+	}
 	fail := func(err error) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w after %v (HCCL_CONNECT_TIMEOUT): %w", ErrTimeout, knobs.ConnectTimeout, err)
@@ -103,7 +118,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		return nil, fail(fmt.Errorf("wait for every rank to join: %w", err))
 	}
 	c := &Comm{
-		job: job, knobs: knobs, log: log, ctl: ctl, links: links,
+		job: job, knobs: knobs, log: log, ctl: ctl, links: links, sel: sel, perServer: per,
 		p2pSeq:    make(map[int]uint64),
 		watchDone: make(chan struct{}),
 	}

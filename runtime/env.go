@@ -22,11 +22,16 @@ type Job struct {
 	JobID                string
 	Key                  []byte // per-job secret (HCCL_JOB_KEY)
 	RankTableFile        string // may be empty
+	// RanksPerServer says that servers hold this many consecutive ranks
+	// each, for the hierarchical algorithms; 0 reads it from the rank
+	// table (or, without one, treats the job as one server).
+	RanksPerServer int
 }
 
 // Knobs are the runtime's tunables (HCCL_ALGO, HCCL_BUFFSIZE, ...).
 type Knobs struct {
 	Algo           string        // HCCL_ALGO, e.g. "ring" or "allreduce:rhd;allgather:pat"
+	TuningFile     string        // HCCL_TUNING_FILE: cost-model constants (see selector.ParseTuning)
 	Debug          string        // HCCL_DEBUG: WARN, INFO or TRACE
 	SocketIfname   string        // HCCL_SOCKET_IFNAME
 	ShmDisable     bool          // HCCL_SHM_DISABLE=1
@@ -87,6 +92,7 @@ func jobFromEnv(getenv func(string) string) (Job, error) {
 func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 	k := Knobs{
 		Algo:           strings.TrimSpace(getenv("HCCL_ALGO")),
+		TuningFile:     strings.TrimSpace(getenv("HCCL_TUNING_FILE")),
 		Debug:          strings.ToUpper(strings.TrimSpace(getenv("HCCL_DEBUG"))),
 		SocketIfname:   strings.TrimSpace(getenv("HCCL_SOCKET_IFNAME")),
 		ConnectTimeout: defaultConnectTimeout,

@@ -40,6 +40,12 @@ func startJobB(b *testing.B, n int, opts ...hccl.Option) *testJob {
 }
 
 func newJob(t testing.TB, n int, opts ...hccl.Option) *testJob {
+	return newJobPerServer(t, n, 0, opts...)
+}
+
+// newJobPerServer starts a job whose ranks claim to sit perServer to a
+// server (in this one process), as the hierarchical algorithms need.
+func newJobPerServer(t testing.TB, n, perServer int, opts ...hccl.Option) *testJob {
 	key, err := netio.NewKey()
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +79,7 @@ func newJob(t testing.TB, n int, opts ...hccl.Option) *testJob {
 		go func() {
 			defer wg.Done()
 			o := append([]hccl.Option{
-				hccl.WithJob(hccl.Job{Rank: r, Size: n, ControlAddr: srv.Addr(), JobID: jobID, Key: key}),
+				hccl.WithJob(hccl.Job{Rank: r, Size: n, ControlAddr: srv.Addr(), JobID: jobID, Key: key, RanksPerServer: perServer}),
 				hccl.WithLogger(quietLogger()),
 			}, opts...)
 			j.comms[r], errs[r] = hccl.Init(initCtx, o...)

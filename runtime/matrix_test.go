@@ -3,10 +3,12 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	hccl "github.com/hcclrun/hcclrun/runtime"
+	"github.com/hcclrun/hcclrun/runtime/algo"
 )
 
 // The collective matrix: every collective x element type x operator x rank
@@ -43,8 +45,15 @@ func TestCollectiveMatrix(t *testing.T) {
 
 // runMatrix runs every type's matrix on one job of n ranks started with opts.
 func runMatrix(t *testing.T, n int, counts []int, opts ...hccl.Option) {
-	j := startJob(t, n, opts...)
-	for _, tc := range matrixTypes {
+	runMatrixOf(t, matrixTypes, n, counts, opts...)
+}
+
+func runMatrixOf(t *testing.T, types []typeCheck, n int, counts []int, opts ...hccl.Option) {
+	runMatrixOn(t, startJob(t, n, opts...), types, counts)
+}
+
+func runMatrixOn(t *testing.T, j *testJob, types []typeCheck, counts []int) {
+	for _, tc := range types {
 		t.Run(tc.name, func(t *testing.T) {
 			j.t = t
 			tc.run(t, j, counts)
@@ -234,5 +243,39 @@ func TestCollectiveMatrixTCP(t *testing.T) {
 		t.Run(fmt.Sprintf("np%d", n), func(t *testing.T) {
 			runMatrix(t, n, matrixCounts, hccl.WithShmDisabled(true))
 		})
+	}
+}
+
+// TestForcedAlgorithms runs every algorithm, forced through HCCL_ALGO for
+// the collectives it serves, over shared memory and TCP at 3, 4 and 5
+// ranks, on a few element types (the algorithms do not depend on the type;
+// the kernels are tested on all of them above).
+func TestForcedAlgorithms(t *testing.T) {
+	types := []typeCheck{matrixTypes[0], matrixTypes[8], matrixTypes[11]} // int8, float16, float64
+	for _, a := range algo.All() {
+		served, ok := a.(algo.Collectives)
+		if !ok {
+			continue
+		}
+		var spec []string
+		for _, c := range served.Colls() {
+			spec = append(spec, strings.ToLower(c.String())+":"+a.Name())
+		}
+		// hier needs servers: ranks of this process claim to sit two or
+		// three to a server.
+		sizes, perServer := []int{3, 4, 5}, map[int]int{}
+		if a.Name() == "hier" {
+			sizes, perServer = []int{4, 6}, map[int]int{4: 2, 6: 3}
+		}
+		for _, tr := range []string{"shm", "tcp"} {
+			for _, n := range sizes {
+				t.Run(fmt.Sprintf("%s/%s/np%d", a.Name(), tr, n), func(t *testing.T) {
+					opts := []hccl.Option{hccl.WithAlgo(strings.Join(spec, ";")), hccl.WithShmDisabled(tr == "tcp")}
+					j := newJobPerServer(t, n, perServer[n], opts...)
+					j.t = t
+					runMatrixOn(t, j, types, []int{0, 1, 7, 1000})
+				})
+			}
+		}
 	}
 }

@@ -2,63 +2,70 @@ package runtime
 
 import (
 	"fmt"
-	"strings"
+	"log/slog"
+	"os"
 
-	"github.com/hcclrun/hcclrun/runtime/algo"
+	"github.com/hcclrun/hcclrun/ranktable"
 	"github.com/hcclrun/hcclrun/runtime/plan"
+	"github.com/hcclrun/hcclrun/runtime/selector"
 )
 
-// defaultAlgorithm is the choice for each collective when HCCL_ALGO says
-// nothing.
-var defaultAlgorithm = map[plan.Coll]string{
-	plan.AllReduce:     "ring",
-	plan.AllGather:     "ring",
-	plan.ReduceScatter: "ring",
-	plan.Broadcast:     "tree",
-	plan.Reduce:        "tree",
-	plan.AlltoAll:      "pairwise",
-	plan.AlltoAllV:     "pairwise",
-	plan.Barrier:       "dissemination",
+// newSelector builds the communicator's algorithm selector: the cost model
+// (DefaultModel, or a tuning file) and the HCCL_ALGO policy. A malformed
+// HCCL_ALGO fails Init rather than the first collective.
+func newSelector(knobs Knobs, log *slog.Logger) (*selector.Selector, error) {
+	model := selector.DefaultModel()
+	if knobs.TuningFile != "" {
+		f, err := os.Open(knobs.TuningFile)
+		if err != nil {
+			return nil, fmt.Errorf("HCCL_TUNING_FILE: %w", err)
+		}
+		defer f.Close()
+		if model, err = selector.ParseTuning(f, model); err != nil {
+			return nil, fmt.Errorf("HCCL_TUNING_FILE %s: %w", knobs.TuningFile, err)
+		}
+	}
+	policy, err := selector.ParseAlgo(knobs.Algo)
+	if err != nil {
+		return nil, fmt.Errorf("HCCL_ALGO=%q: %w", knobs.Algo, err)
+	}
+	return selector.New(model, policy, log), nil
 }
 
-// chooseAlgorithm picks the algorithm of req. spec is HCCL_ALGO: either one
-// algorithm name for every collective ("ring") or per-collective entries
-// ("allreduce:ring;broadcast:tree"). A forced algorithm that cannot serve
-// the call fails when it builds the plan, with its reason; it never falls
-// back silently.
-func chooseAlgorithm(spec string, req *plan.Request, elemSize int) (plan.Algorithm, error) {
-	name := defaultAlgorithm[req.Coll]
-	if forced, ok, err := forcedAlgorithm(spec, req.Coll); err != nil {
+// perServer reads from the rank table how many ranks each server holds,
+// which the hierarchical algorithms need: every rank reads the same table,
+// so all agree. It returns 0 (treat the job as one server) without a
+// table, or when servers hold different numbers of ranks.
+func perServer(tableFile string, size int) (int, error) {
+	if tableFile == "" {
+		return 0, nil
+	}
+	t, err := ranktable.ReadFile(tableFile)
+	if err != nil {
+		return 0, fmt.Errorf("HCCL_RANK_TABLE_FILE: %w", err)
+	}
+	if t.Size() != size {
+		return 0, fmt.Errorf("HCCL_RANK_TABLE_FILE %s lists %d ranks, HCCL_WORLD_SIZE is %d", tableFile, t.Size(), size)
+	}
+	servers := t.Servers()
+	if len(servers) < 2 {
+		return 0, nil
+	}
+	per := servers[0].Size()
+	for _, s := range servers[1:] {
+		if s.Size() != per {
+			return 0, nil
+		}
+	}
+	return per, nil
+}
+
+// chooseAlgorithm asks the selector for req's algorithm.
+func (c *Comm) chooseAlgorithm(req *plan.Request, elemSize int) (plan.Algorithm, error) {
+	req.PerServer = c.perServer
+	choice, err := c.sel.Choose(selector.CallFor(*req, elemSize))
+	if err != nil {
 		return nil, err
-	} else if ok {
-		name = forced
 	}
-	a, ok := algo.Lookup(name)
-	if !ok {
-		return nil, fmt.Errorf("HCCL_ALGO: unknown algorithm %q", name)
-	}
-	return a, nil
-}
-
-// forcedAlgorithm reads the entry of spec for coll.
-func forcedAlgorithm(spec string, coll plan.Coll) (string, bool, error) {
-	if spec == "" {
-		return "", false, nil
-	}
-	var all string
-	for _, entry := range strings.Split(spec, ";") {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			continue
-		}
-		c, name, hasColl := strings.Cut(entry, ":")
-		if !hasColl {
-			all = strings.ToLower(entry)
-			continue
-		}
-		if strings.EqualFold(strings.TrimSpace(c), coll.String()) {
-			return strings.ToLower(strings.TrimSpace(name)), true, nil
-		}
-	}
-	return all, all != "", nil
+	return choice.Algo, nil
 }
