@@ -44,6 +44,8 @@ type Client struct {
 	stopBeat chan struct{}
 	closing  sync.Once
 	leaving  atomic.Bool // a Leave was sent: the server hanging up is expected
+
+	progress progress // SetProgress; read by beatLoop and Status
 }
 
 // Dial connects rank (of a job of size ranks) to the control server at
@@ -171,7 +173,7 @@ func (c *Client) readLoop(r *bufio.Reader) {
 		}
 		switch m.Type {
 		case tPing:
-		case tReply:
+		case tReply, tStatusReply: // a StatusReply's Code is codeOK
 			c.mu.Lock()
 			ch := c.pending[m.ID]
 			delete(c.pending, m.ID)
@@ -195,7 +197,8 @@ func (c *Client) beatLoop() {
 	for {
 		select {
 		case <-t.C:
-			if err := c.write(&msg{Type: tPing}); err != nil {
+			seq, inCall := c.progress.load()
+			if err := c.write(&msg{Type: tPing, Seq: seq, InCall: inCall}); err != nil {
 				return
 			}
 		case <-c.stopBeat:

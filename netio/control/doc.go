@@ -10,6 +10,15 @@
 // them in a Barrier, and learns through Done that the job is over when any
 // rank or the launcher aborts or the launcher disappears.
 //
+// Progress: the runtime marks each collective it enters and leaves with
+// Client.SetProgress (one atomic store); the value rides on the
+// heartbeats and on every Status request. Client.Status and Server.Status
+// list every rank's state (not joined, alive, left, lost), last reported
+// collective and silence, and Stragglers turns that list into the
+// explanation of a timed-out collective: which ranks are STUCK (alive,
+// heartbeating, behind), LOST (disconnected or silent for more than two
+// heartbeats), LEFT or NOT JOINED.
+//
 // Every connection starts with netio's handshake (the job key), then
 // carries length-prefixed binary messages capped at MaxValueSize plus a
 // little; a connection that sends anything else is closed, and only that

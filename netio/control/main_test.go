@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ const (
 	envKey  = "HCCL_CONTROL_TEST_KEY"
 	envRank = "HCCL_CONTROL_TEST_RANK"
 	envSize = "HCCL_CONTROL_TEST_SIZE"
+	envSeq  = "HCCL_CONTROL_TEST_SEQ" // a client's progress: "4" (after call 4) or "4+" (in call 4)
 )
 
 func TestMain(m *testing.M) {
@@ -34,7 +36,8 @@ func TestMain(m *testing.M) {
 	os.Exit(3)
 }
 
-// childClient joins, announces itself with a Put and waits to be killed
+// childClient joins, sets its progress from envSeq if given, announces
+// itself with a Put and waits to be killed
 // (at most a minute, so that a broken test leaves no orphan for long).
 func childClient() int {
 	key, err := netio.ParseKey(os.Getenv(envKey))
@@ -50,6 +53,15 @@ func childClient() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
+	}
+	if p := os.Getenv(envSeq); p != "" {
+		inCall := strings.HasSuffix(p, "+")
+		seq, err := strconv.ParseUint(strings.TrimSuffix(p, "+"), 10, 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		c.SetProgress(seq, inCall)
 	}
 	if err := c.Put(ctx, fmt.Sprintf("child/%d", rank), []byte("ready")); err != nil {
 		fmt.Fprintln(os.Stderr, err)

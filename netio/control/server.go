@@ -58,9 +58,12 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	start time.Time      // SilentFor of a rank is measured from here
+	live  []rankLiveness // by rank; written without mu by the read loops
+
 	mu       sync.Mutex
 	ranks    []*rankConn // connected ranks, by rank
-	joined   []bool      // ranks that were ever admitted: a rank joins once
+	state    []RankState // by rank; a rank joins once, so only NotJoined ranks are admitted
 	kv       map[string][]byte
 	waiters  map[string][]waiter
 	barriers map[string]map[int]uint64 // name -> rank -> request id
@@ -107,8 +110,10 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		events:   newEventQueue(),
 		ctx:      ctx,
 		cancel:   cancel,
+		start:    time.Now(),
+		live:     make([]rankLiveness, cfg.Size),
 		ranks:    make([]*rankConn, cfg.Size),
-		joined:   make([]bool, cfg.Size),
+		state:    make([]RankState, cfg.Size),
 		kv:       map[string][]byte{},
 		waiters:  map[string][]waiter{},
 		barriers: map[string]map[int]uint64{},
@@ -303,7 +308,7 @@ func (s *Server) serveConn(conn net.Conn, hello netio.Hello) {
 		why = fmt.Sprintf("rank %d out of range for a job of %d ranks", hello.Rank, s.cfg.Size)
 	case int(m.Size) != s.cfg.Size:
 		why = fmt.Sprintf("rank %d thinks the job has %d ranks, it has %d", rank, m.Size, s.cfg.Size)
-	case s.joined[rank]:
+	case s.state[rank] != NotJoined:
 		why = fmt.Sprintf("rank %d has already joined this job", rank)
 	case s.ctx.Err() != nil:
 		why = "server closing"
@@ -315,7 +320,8 @@ func (s *Server) serveConn(conn net.Conn, hello netio.Hello) {
 	}
 	rc := &rankConn{rank: rank, conn: conn, out: make(chan []byte, sendQueue), dead: make(chan struct{})}
 	s.ranks[rank] = rc
-	s.joined[rank] = true
+	s.state[rank] = Alive
+	s.touch(rank)
 	rc.send(&msg{Type: tWelcome,
 		Heartbeat: millis(s.cfg.HeartbeatInterval.Milliseconds()),
 		LostAfter: millis(s.cfg.LostAfter.Milliseconds())})
@@ -340,11 +346,22 @@ func (s *Server) serveConn(conn net.Conn, hello netio.Hello) {
 			rc.kill(fmt.Errorf("control: rank %d (%s): %w", rank, remote, err))
 			break
 		}
+		s.touch(rank)
+		if m.Type == tPing {
+			// The common message takes no lock: liveness is atomic.
+			s.live[rank].progress.store(m.Seq, m.InCall)
+			continue
+		}
 		left = s.handle(rc, &m)
 	}
 	<-rc.dead
 	s.mu.Lock()
 	s.ranks[rank] = nil
+	if left {
+		s.state[rank] = Left
+	} else {
+		s.state[rank] = Lost
+	}
 	s.dropPendingLocked(rc)
 	closing := s.ctx.Err() != nil
 	if !left && !closing && s.cfg.AbortOnLost {
@@ -366,7 +383,9 @@ func (s *Server) handle(rc *rankConn, m *msg) (left bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch m.Type {
-	case tPing:
+	case tStatus:
+		s.live[rc.rank].progress.store(m.Seq, m.InCall)
+		rc.send(&msg{Type: tStatusReply, ID: m.ID, Ranks: s.statusLocked()})
 	case tPut:
 		v := append([]byte(nil), m.Value...)
 		s.kv[m.Key] = v

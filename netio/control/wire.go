@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
+	"time"
 )
 
 // Limits of the wire format, checked by both encoder and decoder, so that
@@ -16,7 +18,24 @@ const (
 	MaxValueSize = 1 << 20 // bytes of a value
 	MaxTextSize  = 4096    // bytes of an abort reason or error text
 	maxMessage   = 1 + 8 + 1 + 4 + MaxKeySize + 4 + MaxValueSize + 4 + MaxTextSize
+
+	// MaxStatusRanks is the largest job whose status fits one
+	// StatusReply: at most maxStatusEntry bytes per rank, so a whole
+	// reply stays within maxMessage (checked below at compile time).
+	MaxStatusRanks = 1 << 16
+	// maxStatusEntry is the longest encoding of one rank's status: the
+	// flags byte, a uvarint sequence number (10 bytes for 64 bits) and a
+	// uvarint of milliseconds capped at MaxUint32 (5 bytes).
+	maxStatusEntry = 1 + binary.MaxVarintLen64 + 5
+	maxStatusReply = 1 + 8 + 4 + MaxStatusRanks*maxStatusEntry
+	// minStatusEntry is the shortest: flags and two one-byte uvarints.
+	// The decoder checks a count against it before allocating.
+	minStatusEntry = 3
 )
+
+// A compile-time proof that the largest StatusReply is not cut by the
+// length cap: the constant underflows, and the build fails, otherwise.
+const _ = uint(maxMessage - maxStatusReply)
 
 // A message is a little-endian uint32 length n, then n bytes: a type byte
 // and the type's fields. Strings and byte strings are a uint32 length and
@@ -35,7 +54,19 @@ const (
 	tReply   msgType = 8  // s->c: ID, Code, Value, Text
 	tAbort   msgType = 9  // both: Origin, Text (reason); c->s Origin is ignored
 	tLeave   msgType = 10 // c->s: orderly goodbye
-	tPing    msgType = 11 // both: heartbeat
+	tPing    msgType = 11 // both: heartbeat: Seq, InCall (the sender's progress; zero from the server)
+	tStatus  msgType = 12 // c->s: ID, Seq, InCall: the caller's progress, and a request for everyone's
+	// tStatusReply answers a Status: ID, then a uint32 count and one entry
+	// per rank in rank order: a flags byte (bits 0-1 RankState, bit 2
+	// InCall, the others zero), Seq as a uvarint, SilentFor as a uvarint
+	// of milliseconds (at most MaxUint32). Uvarints must be minimal.
+	tStatusReply msgType = 13
+)
+
+// Bits of a status entry's flags byte.
+const (
+	flagStateMask = 0x3
+	flagInCall    = 0x4
 )
 
 // Reply codes.
@@ -59,6 +90,9 @@ type msg struct {
 	Key       string
 	Value     []byte
 	Text      string
+	Seq       uint64 // tPing, tStatus: the sender's collective number
+	InCall    bool   // tPing, tStatus: inside collective Seq
+	Ranks     []RankStatus
 }
 
 // errBadMessage reports bytes that are not a valid message.
@@ -102,12 +136,46 @@ func appendMsg(b []byte, m *msg) ([]byte, error) {
 	case tAbort:
 		b = binary.LittleEndian.AppendUint32(b, uint32(m.Origin))
 		b = appendStr(b, m.Text)
-	case tLeave, tPing:
+	case tPing:
+		b = appendProgress(b, m.Seq, m.InCall)
+	case tStatus:
+		b = binary.LittleEndian.AppendUint64(b, m.ID)
+		b = appendProgress(b, m.Seq, m.InCall)
+	case tStatusReply:
+		if len(m.Ranks) > MaxStatusRanks {
+			return b[:start], fmt.Errorf("status of %d ranks, limit %d", len(m.Ranks), MaxStatusRanks)
+		}
+		b = binary.LittleEndian.AppendUint64(b, m.ID)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Ranks)))
+		for i := range m.Ranks {
+			r := &m.Ranks[i]
+			if r.State > Lost {
+				return b[:start], fmt.Errorf("%w: rank %d in state %d", errBadMessage, r.Rank, r.State)
+			}
+			f := byte(r.State)
+			if r.InCall {
+				f |= flagInCall
+			}
+			b = append(b, f)
+			b = binary.AppendUvarint(b, r.Seq)
+			b = binary.AppendUvarint(b, uint64(millis(r.SilentFor.Milliseconds())))
+		}
+	case tLeave:
 	default:
 		return b[:start], fmt.Errorf("%w: encode type %d", errBadMessage, m.Type)
 	}
 	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-4))
 	return b, nil
+}
+
+// appendProgress encodes a rank's progress: Seq, then InCall as one
+// byte, 0 or 1.
+func appendProgress(b []byte, seq uint64, inCall bool) []byte {
+	b = binary.LittleEndian.AppendUint64(b, seq)
+	if inCall {
+		return append(b, 1)
+	}
+	return append(b, 0)
 }
 
 func appendStr(b []byte, s string) []byte {
@@ -161,6 +229,40 @@ func (d *decoder) u64(what string) uint64 {
 	return 0
 }
 
+// boolean reads a byte that must be 0 or 1.
+func (d *decoder) boolean(what string) bool {
+	v := d.u8(what)
+	if v > 1 && d.err == nil {
+		d.fail("%s byte %d", what, v)
+	}
+	return v == 1
+}
+
+// uvarint reads a minimally encoded uvarint: a longer encoding of the
+// same value would give a message two encodings.
+func (d *decoder) uvarint(what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	switch {
+	case n == 0:
+		d.fail("%s: uvarint past the end", what)
+		return 0
+	case n < 0:
+		d.fail("%s: uvarint over 64 bits", what)
+		return 0
+	case n != uvarintLen(v):
+		d.fail("%s: uvarint of %d bytes for %d", what, n, v)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// uvarintLen is the length of v's minimal uvarint encoding.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+
 func (d *decoder) bytes(what string, limit int) []byte {
 	n := d.u32(what)
 	if d.err != nil {
@@ -206,7 +308,17 @@ func decodeMsg(body []byte) (msg, error) {
 	case tAbort:
 		m.Origin = int32(d.u32("origin"))
 		m.Text = string(d.bytes("reason", MaxTextSize))
-	case tLeave, tPing:
+	case tPing:
+		m.Seq = d.u64("seq")
+		m.InCall = d.boolean("in call")
+	case tStatus:
+		m.ID = d.u64("id")
+		m.Seq = d.u64("seq")
+		m.InCall = d.boolean("in call")
+	case tStatusReply:
+		m.ID = d.u64("id")
+		m.Ranks = d.statuses()
+	case tLeave:
 	default:
 		if d.err == nil {
 			d.fail("unknown type %d", m.Type)
@@ -219,6 +331,39 @@ func decodeMsg(body []byte) (msg, error) {
 		return msg{}, d.err
 	}
 	return m, nil
+}
+
+// statuses reads a StatusReply's count and entries. The count is
+// checked against the bytes left before anything is allocated.
+func (d *decoder) statuses() []RankStatus {
+	n := d.u32("rank count")
+	if d.err != nil {
+		return nil
+	}
+	if n > MaxStatusRanks || int(n) > len(d.b)/minStatusEntry {
+		d.fail("status of %d ranks in %d bytes, limit %d ranks", n, len(d.b), MaxStatusRanks)
+		return nil
+	}
+	rs := make([]RankStatus, n)
+	for i := range rs {
+		f := d.u8("flags")
+		seq := d.uvarint("seq")
+		ms := d.uvarint("silent for")
+		if d.err != nil {
+			return nil
+		}
+		if f&^(flagStateMask|flagInCall) != 0 {
+			d.fail("rank %d: flags %#x", i, f)
+			return nil
+		}
+		if ms > math.MaxUint32 {
+			d.fail("rank %d: silent for %d ms, limit %d", i, ms, uint64(math.MaxUint32))
+			return nil
+		}
+		rs[i] = RankStatus{Rank: i, State: RankState(f & flagStateMask), Seq: seq,
+			InCall: f&flagInCall != 0, SilentFor: time.Duration(ms) * time.Millisecond}
+	}
+	return rs
 }
 
 // readMsg reads one message from r. The length is checked against the cap

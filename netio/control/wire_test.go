@@ -3,10 +3,13 @@ package control
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // wireSamples is one message of every type, used by the round-trip test
@@ -25,7 +28,17 @@ var wireSamples = []msg{
 	{Type: tReply, ID: 8, Code: codeCancelled, Value: []byte{}},
 	{Type: tAbort, Origin: -1, Text: "launcher: rank 3 killed by SIGKILL"},
 	{Type: tLeave},
-	{Type: tPing},
+	{Type: tPing}, // the server's: no progress
+	{Type: tPing, Seq: 42, InCall: true},
+	{Type: tStatus, ID: 9, Seq: 7},
+	{Type: tStatusReply, ID: 10, Ranks: []RankStatus{
+		{Rank: 0, State: NotJoined, SilentFor: 1500 * time.Millisecond},
+		{Rank: 1, State: Alive, Seq: 5, InCall: true, SilentFor: 300 * time.Millisecond},
+		{Rank: 2, State: Left, Seq: 3},
+		{Rank: 3, State: Lost, Seq: 1<<63 - 1, SilentFor: math.MaxUint32 * time.Millisecond},
+		{Rank: 4, State: Alive, Seq: math.MaxUint64, InCall: true, SilentFor: 127 * time.Millisecond},
+	}},
+	{Type: tStatusReply, ID: 11, Ranks: []RankStatus{}},
 }
 
 func TestWireRoundTrip(t *testing.T) {
@@ -79,6 +92,20 @@ func TestWireRejects(t *testing.T) {
 			return b
 		}()},
 		{"truncated body", []byte{9, 0, 0, 0, byte(tCancel), 1, 2}},
+		{"server ping of the old, empty encoding", []byte{1, 0, 0, 0, byte(tPing)}},
+		{"in call byte 2", frame(byte(tPing), 1, 0, 0, 0, 0, 0, 0, 0, 2)},
+		{"status without progress", frame(byte(tStatus), 1, 0, 0, 0, 0, 0, 0, 0)},
+		{"status entry with reserved flags", statusFrame(1, 0x08, 1, 1)},
+		{"status entry cut short", statusFrame(1, 0x01, 1, 0x80)},
+		{"status count over the bytes", statusFrame(2, 0x01, 1, 1)},
+		{"status count over the limit", func() []byte {
+			b := []byte{byte(tStatusReply), 1, 0, 0, 0, 0, 0, 0, 0}
+			b = binary.LittleEndian.AppendUint32(b, MaxStatusRanks+1)
+			return frame(append(b, make([]byte, minStatusEntry*(MaxStatusRanks+1))...)...)
+		}()},
+		{"status seq as an overlong uvarint", statusFrame(1, 0x01, 0x85, 0x00, 1)},
+		{"status seq over 64 bits", statusFrame(1, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 1)},
+		{"status silence over the cap", statusFrame(1, 0x01, 1, 0x80, 0x80, 0x80, 0x80, 0x10)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readMsg(bufio.NewReader(bytes.NewReader(tc.in)))
@@ -92,6 +119,66 @@ func TestWireRejects(t *testing.T) {
 	}
 	if _, err := appendMsg(nil, &msg{Type: tGet, Key: long}); err == nil {
 		t.Fatal("encoder accepted a key over the limit")
+	}
+	if _, err := appendMsg(nil, &msg{Type: tStatusReply, Ranks: make([]RankStatus, MaxStatusRanks+1)}); err == nil {
+		t.Fatal("encoder accepted a status over the limit")
+	}
+}
+
+// frame prefixes a message body with its length.
+func frame(body ...byte) []byte {
+	return append(binary.LittleEndian.AppendUint32(nil, uint32(len(body))), body...)
+}
+
+// statusFrame is a StatusReply with ID 1, count n and raw entry bytes.
+func statusFrame(n uint32, entries ...byte) []byte {
+	b := []byte{byte(tStatusReply), 1, 0, 0, 0, 0, 0, 0, 0}
+	b = binary.LittleEndian.AppendUint32(b, n)
+	return frame(append(b, entries...)...)
+}
+
+// TestStatusReplyWorstCase encodes the longest possible status (every
+// rank of the largest job with the longest sequence number and silence)
+// and reads it back through the length cap.
+func TestStatusReplyWorstCase(t *testing.T) {
+	ranks := make([]RankStatus, MaxStatusRanks)
+	for i := range ranks {
+		ranks[i] = RankStatus{Rank: i, State: Lost, Seq: math.MaxUint64, InCall: true,
+			SilentFor: math.MaxUint32 * time.Millisecond}
+	}
+	b, err := appendMsg(nil, &msg{Type: tStatusReply, ID: math.MaxUint64, Ranks: ranks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b)-4 != maxStatusReply || len(b)-4 > maxMessage {
+		t.Fatalf("worst-case reply of %d bytes, computed %d, cap %d", len(b)-4, maxStatusReply, maxMessage)
+	}
+	m, err := readMsg(bufio.NewReader(bytes.NewReader(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m.Ranks, ranks) {
+		t.Fatal("worst-case reply did not round-trip")
+	}
+	t.Logf("worst case: %d ranks in %d bytes (%d per rank); cap %d", len(ranks), len(b)-4, maxStatusEntry, maxMessage)
+}
+
+// TestSilenceSaturates: a silence past the wire's cap is sent as the
+// cap, never wrapped round to a short one.
+func TestSilenceSaturates(t *testing.T) {
+	for _, d := range []time.Duration{-time.Second, 0, 999 * time.Microsecond, 60 * 24 * time.Hour, math.MaxInt64} {
+		b, err := appendMsg(nil, &msg{Type: tStatusReply, Ranks: []RankStatus{{State: Alive, SilentFor: d}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := decodeMsg(b[4:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := min(max(d, 0), math.MaxUint32*time.Millisecond).Truncate(time.Millisecond)
+		if got := m.Ranks[0].SilentFor; got != want {
+			t.Errorf("silence %v arrived as %v, want %v", d, got, want)
+		}
 	}
 }
 
