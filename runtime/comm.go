@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -197,11 +198,17 @@ func (c *Comm) watchControl() {
 	err := c.ctl.Err()
 	var abort *control.AbortError
 	if errors.As(err, &abort) {
+		// Reasons from ranks start with the rank ("rank 3: ..."); only
+		// say who aborted when the reason does not.
 		who := "the launcher"
 		if abort.Rank >= 0 {
 			who = fmt.Sprintf("rank %d", abort.Rank)
 		}
-		c.markBroken(fmt.Errorf("%w by %s: %s", ErrAborted, who, abort.Reason))
+		if strings.HasPrefix(abort.Reason, who) {
+			c.markBroken(fmt.Errorf("%w: %s", ErrAborted, abort.Reason))
+		} else {
+			c.markBroken(fmt.Errorf("%w by %s: %s", ErrAborted, who, abort.Reason))
+		}
 	} else {
 		c.markBroken(fmt.Errorf("%w: lost the control plane: %v", ErrAborted, err))
 	}
