@@ -95,3 +95,33 @@ func (j *benchJob) dial(b *testing.B, rank int) *Client {
 	b.Cleanup(func() { c.Close() })
 	return c
 }
+
+// BenchmarkSetProgress is the runtime's cost per collective boundary.
+func BenchmarkSetProgress(b *testing.B) {
+	j := newBenchJob(b, 1)
+	c := j.dial(b, 0)
+	b.ReportAllocs()
+	var seq uint64
+	for b.Loop() {
+		seq++
+		c.SetProgress(seq, seq&1 == 1)
+	}
+}
+
+// BenchmarkStatus is one Status round trip of a job whose other ranks
+// have not joined: the reply size grows with the job, not with who came.
+func BenchmarkStatus(b *testing.B) {
+	for _, n := range []int{8, 4096, MaxStatusRanks} {
+		b.Run(fmt.Sprintf("ranks=%d", n), func(b *testing.B) {
+			j := newBenchJob(b, n)
+			c := j.dial(b, 0)
+			ctx := benchCtx(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Status(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
