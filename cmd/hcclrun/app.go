@@ -113,7 +113,7 @@ func jobFromFlags(c *cli.Context, io stdio) (*launcher.Job, error) {
 		Timeout:   durationFlag(c, "timeout"),
 		Grace:     durationFlag(c, "grace"),
 		AbortWait: durationFlag(c, "abort-wait"),
-		Stdin:     io.in,
+		Stdin:     rankStdin(io.in),
 		Stdout:    io.out,
 		Stderr:    io.err,
 		Logger:    slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: level})),

@@ -103,6 +103,8 @@ func TestSignals(t *testing.T) {
 			[]syscall.Signal{syscall.SIGINT}, 130, 3 * time.Second, []string{"rank 0 trapped INT", "rank 1 trapped INT", "rank 2 trapped INT"}},
 		{"SIGTERM forwarded", 2, []string{"-np", "2", "--grace", "20s"}, []string{"trap", "TERM", "0", "ready", "DIR", "sleep", "30s"},
 			[]syscall.Signal{syscall.SIGTERM}, 143, 3 * time.Second, []string{"rank 0 trapped TERM", "rank 1 trapped TERM"}},
+		{"SIGHUP forwarded", 2, []string{"-np", "2", "--grace", "20s"}, []string{"trap", "HUP", "0", "ready", "DIR", "sleep", "30s"},
+			[]syscall.Signal{syscall.SIGHUP}, 129, 3 * time.Second, []string{"rank 0 trapped HUP", "rank 1 trapped HUP"}},
 		{"double SIGINT kills", 3, []string{"-np", "3", "--grace", "30s"}, []string{"ignore", "INT", "ready", "DIR", "sleep", "30s"},
 			[]syscall.Signal{syscall.SIGINT, syscall.SIGINT}, 130, 3 * time.Second, nil},
 	}

@@ -9,8 +9,9 @@ import (
 	"github.com/hcclrun/hcclrun/launcher"
 )
 
-// launchJob runs job with SIGINT and SIGTERM routed to the launcher, which
-// forwards them to the ranks (a second SIGINT kills them at once).
+// launchJob runs job with SIGINT, SIGTERM and SIGHUP (the terminal went
+// away) routed to the launcher, which forwards them to the ranks (a second
+// one kills them at once).
 //
 // SIGPIPE is caught and dropped: a write to a closed stdout then fails with
 // EPIPE, which the launcher answers by taking the job down in order (rank
@@ -19,7 +20,7 @@ import (
 // SIGPIPE at its default, since exec resets caught signals only.
 func launchJob(ctx context.Context, job *launcher.Job, _ stdio) error {
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
