@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/netio/control"
 	"github.com/hcclrun/hcclrun/runtime/executor"
 	"github.com/hcclrun/hcclrun/runtime/selector"
@@ -98,7 +99,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, fail(fmt.Errorf("connect to the control plane at %s: %w", job.ControlAddr, err))
 	}
-	ip, err := dataIP(job.ControlAddr)
+	ip, err := dataIP(job, knobs, log)
 	if err != nil {
 		ctl.Close()
 		return nil, fail(err)
@@ -152,16 +153,38 @@ func resolve(s *settings) (Job, Knobs, error) {
 	return job, knobs, nil
 }
 
-// dataIP picks the address to listen on for data links: the source address
-// the kernel routes from towards the launcher, which is on the network the
-// job runs on. Connecting a UDP socket sends nothing.
-func dataIP(controlAddr string) (string, error) {
-	c, err := net.Dial("udp", controlAddr)
+// dataIP picks the address to listen on for data links. HCCL_SOCKET_IFNAME
+// chooses the interface by name (netio.ChooseInterface). Without it, the
+// rank uses the source address the kernel routes from towards the
+// launcher: the launcher reaches every rank, so that network is the job's
+// (and a job on one host gets loopback). Connecting a UDP socket sends
+// nothing.
+func dataIP(job Job, knobs Knobs, log *slog.Logger) (string, error) {
+	if knobs.SocketIfname != "" {
+		spec, err := netio.ParseIfSpec(knobs.SocketIfname)
+		if err != nil {
+			return "", fmt.Errorf("%w: HCCL_SOCKET_IFNAME: %v", ErrInvalidArgument, err)
+		}
+		ifs, err := netio.Interfaces()
+		if err != nil {
+			return "", fmt.Errorf("list network interfaces: %w", err)
+		}
+		choice, err := netio.ChooseInterface(ifs, spec, netio.ChooseOptions{SingleHost: job.LocalSize == job.Size})
+		if err != nil {
+			return "", fmt.Errorf("HCCL_SOCKET_IFNAME=%s: %w", knobs.SocketIfname, err)
+		}
+		log.Info("data interface", "nic", choice.Interface.Name, "addr", choice.Addr.String(), "why", choice.Reason)
+		return choice.Addr.String(), nil
+	}
+	c, err := net.Dial("udp", job.ControlAddr)
 	if err != nil {
-		return "", fmt.Errorf("find the local address towards %s: %w", controlAddr, err)
+		return "", fmt.Errorf("find the local address towards %s: %w", job.ControlAddr, err)
 	}
 	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
+	ip := c.LocalAddr().(*net.UDPAddr).IP.String()
+	dev, _, _ := topo.RouteTo(strings.Split(c.RemoteAddr().String(), ":")[0])
+	log.Info("data interface", "nic", dev, "addr", ip, "why", "the route to the launcher at "+job.ControlAddr+" leaves through it (set HCCL_SOCKET_IFNAME to choose)")
+	return ip, nil
 }
 
 func defaultLogger(debug string) *slog.Logger {
