@@ -2,7 +2,10 @@ package shmlink
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -143,6 +146,66 @@ func BenchmarkPingPong(b *testing.B) {
 			if err := <-errc; err != nil {
 				b.Fatal(err)
 			}
+		})
+	}
+}
+
+// BenchmarkBandwidthProcesses is BenchmarkBandwidth with the sender in
+// another process (a re-executed test binary), as between two ranks: each
+// process has its own Go runtime and the ring is shared across address
+// spaces. In place only (VisitPayload, copying each piece out).
+func BenchmarkBandwidthProcesses(b *testing.B) {
+	for _, size := range []int{1 << 20, 16 << 20} {
+		b.Run(fmt.Sprintf("visit/%dMiB", size>>20), func(b *testing.B) {
+			ref := memcpyGBps(size, 200*time.Millisecond)
+			ctx := context.Background()
+			job, key := newJobID(), newKey(b)
+			ln, err := Listen(job, 0, key, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), childRoleEnv+"=source", childJobEnv+"="+job, childKeyEnv+"="+hex.EncodeToString(key))
+			cmd.Stderr = os.Stderr
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				stdin.Close()
+				cmd.Process.Kill() // by PID
+				cmd.Wait()
+			}()
+			actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			link, _, err := ln.Accept(actx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer link.Close()
+			dst := make([]byte, size)
+			copy(dst, make([]byte, size))
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			fmt.Fprintln(stdin, b.N, size)
+			var h netio.Header
+			for i := 0; i < b.N; i++ {
+				if err := link.RecvHeader(ctx, &h); err != nil {
+					b.Fatal(err)
+				}
+				if err := link.VisitPayload(ctx, size, func(off int, p []byte) { copy(dst[off:], p) }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			gbps := float64(b.N) * float64(size) / b.Elapsed().Seconds() / 1e9
+			b.ReportMetric(gbps, "GB/s")
+			b.ReportMetric(ref, "memcpyGB/s")
+			b.ReportMetric(gbps/ref, "x_memcpy")
 		})
 	}
 }

@@ -45,6 +45,8 @@ func TestMain(m *testing.M) {
 //
 //	echo-dialer:   rank 1, dials rank 0, sends back every frame it gets
 //	               until the parent closes the link.
+//	source:        rank 1, dials rank 0, sends "<count> <size>" frames for
+//	               each such line on stdin.
 //	wait-dialer:   rank 1, dials rank 0 (so it creates the segment), sends
 //	               one frame, then blocks in RecvHeader until killed.
 //	listen-only:   rank 0, listens until stdin closes.
@@ -84,6 +86,23 @@ func runChild(role string) error {
 	fmt.Println("ready")
 	var h netio.Header
 	switch role {
+	case "source":
+		// Send the frames the parent asks for on stdin ("<count> <size>").
+		in := bufio.NewScanner(os.Stdin)
+		for in.Scan() {
+			var count, size int
+			if _, err := fmt.Sscan(in.Text(), &count, &size); err != nil {
+				return err
+			}
+			p := make([]byte, size)
+			h := netio.Header{Len: uint32(size)}
+			for i := 0; i < count; i++ {
+				if err := link.Send(ctx, &h, p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	case "echo-dialer":
 		for {
 			if err := link.RecvHeader(ctx, &h); err != nil {
