@@ -93,6 +93,14 @@ func (c *Client) Status(ctx context.Context) ([]RankStatus, error) {
 	return r.Ranks, nil
 }
 
+// Heartbeat returns the job's heartbeat interval, as the server announced
+// it: the value Stragglers wants.
+func (c *Client) Heartbeat() time.Duration { return c.heartbeat }
+
+// Heartbeat returns the heartbeat interval in force (the configured one,
+// or the default): the value Stragglers wants.
+func (s *Server) Heartbeat() time.Duration { return s.cfg.HeartbeatInterval }
+
 // rankLiveness is what the server tracks of a rank without its lock:
 // the read loop stores into it on every message.
 type rankLiveness struct {

@@ -55,6 +55,9 @@ func TestProgressThroughHeartbeats(t *testing.T) {
 		})
 		t.Logf("seq %d in=%v at the server after %v (heartbeat %v)", step.seq, step.inCall, time.Since(start), testHeartbeat)
 	}
+	if clients[0].Heartbeat() != testHeartbeat || j.s.Heartbeat() != testHeartbeat {
+		t.Fatalf("heartbeat: client %v, server %v, configured %v", clients[0].Heartbeat(), j.s.Heartbeat(), testHeartbeat)
+	}
 	// Rank 0's view through the wire is the server's.
 	st, err := clients[0].Status(ctx)
 	if err != nil {
