@@ -81,7 +81,7 @@ func launchFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "x", Usage: "export `VAR` (or set VAR=value) in every rank; repeatable"},
 		&cli.BoolFlag{Name: "tag-output", Usage: "prefix every output line with [1,rank]<stdout>: or <stderr>:"},
 		&cli.GenericFlag{Name: "timeout", Value: new(durationValue), Usage: "stop the job after `DURATION` (e.g. 90s, 10m; a bare number is seconds) and exit 124"},
-		&cli.GenericFlag{Name: "grace", Value: &durationValue{d: launcher.DefaultGrace}, Usage: "delay between SIGTERM and SIGKILL when the job is torn down (`DURATION`)"},
+		&cli.GenericFlag{Name: "grace", Value: &durationValue{d: launcher.DefaultGrace}, Usage: "delay between SIGTERM and SIGKILL when the job is torn down (`DURATION`; 0 kills at once)"},
 		&cli.GenericFlag{Name: "abort-wait", Value: new(durationValue), Hidden: true, Usage: "after a failure, let ranks see the abort for DURATION before SIGTERM"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log the launcher's decisions to stderr"},
 	}
@@ -111,13 +111,23 @@ func jobFromFlags(c *cli.Context, io stdio) (*launcher.Job, error) {
 		Export:    c.StringSlice("x"),
 		TagOutput: c.Bool("tag-output"),
 		Timeout:   durationFlag(c, "timeout"),
-		Grace:     durationFlag(c, "grace"),
+		Grace:     graceFlag(c),
 		AbortWait: durationFlag(c, "abort-wait"),
 		Stdin:     rankStdin(io.in),
 		Stdout:    io.out,
 		Stderr:    io.err,
 		Logger:    slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: level})),
 	}, nil
+}
+
+// graceFlag is --grace for the Job, whose zero means the default: an
+// explicit --grace 0 (SIGKILL right after SIGTERM) becomes 1ns.
+func graceFlag(c *cli.Context) time.Duration {
+	g := durationFlag(c, "grace")
+	if g == 0 && c.IsSet("grace") {
+		return time.Nanosecond
+	}
+	return g
 }
 
 func durationFlag(c *cli.Context, name string) time.Duration {

@@ -73,6 +73,7 @@ func TestFlagParsing(t *testing.T) {
 		{"timeout seconds", []string{"--timeout", "10", "-np", "1", "p"}, want{program: "p", np: 1, timeout: 10 * time.Second}},
 		{"timeout fractional seconds", []string{"--timeout=2.5", "-np", "1", "p"}, want{program: "p", np: 1, timeout: 2500 * time.Millisecond}},
 		{"grace", []string{"--grace", "200ms", "-np", "1", "p"}, want{program: "p", np: 1, grace: 200 * time.Millisecond}},
+		{"grace 0 kills at once", []string{"--grace", "0", "-np", "1", "p"}, want{program: "p", np: 1, grace: time.Nanosecond}},
 		{"grace in seconds", []string{"--grace", "1", "-np", "1", "p"}, want{program: "p", np: 1, grace: time.Second}},
 		{"hidden abort-wait", []string{"--abort-wait", "300ms", "-np", "1", "p"}, want{program: "p", np: 1, abortWait: 300 * time.Millisecond}},
 		{"last -np wins", []string{"-np", "2", "-np", "3", "p"}, want{program: "p", np: 3}},
