@@ -10,9 +10,11 @@ import (
 	"time"
 )
 
-// lostWindow is how long a rank whose control connection dropped may take to
-// exit before it counts as lost. A crashing rank's socket closes a moment
-// before its exit is reaped; the exit status is the better summary.
+// lostWindow is how long a rank whose control connection dropped (or that
+// aborted the job itself) may take to exit before that counts as its
+// failure. A crashing rank's socket closes a moment before its exit is
+// reaped, and a rank that aborts usually exits next; the exit status is the
+// better summary.
 const lostWindow = 500 * time.Millisecond
 
 // rankState is the supervisor's view of one rank.
@@ -69,7 +71,7 @@ type supervisor struct {
 	waiters    sync.WaitGroup
 
 	// stopStarting tells the starter goroutines to skip the ranks they have
-	// not started yet; the only field they read.
+	// not started yet: the only field they read that changes while they run.
 	stopStarting atomic.Bool
 }
 

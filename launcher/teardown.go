@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// onSignal forwards the first SIGINT or SIGTERM the launcher gets to every
-// rank; a second one (or one during another teardown) kills at once.
+// onSignal forwards the first signal the launcher gets (SIGINT, SIGTERM,
+// SIGHUP: whatever Job.Signals delivers) to every rank; a second one, or one
+// during a teardown that has another cause, kills every rank at once.
 func (s *supervisor) onSignal(sig os.Signal) {
 	ss, ok := sig.(syscall.Signal)
 	if !ok {
@@ -33,8 +34,9 @@ func (s *supervisor) onSignal(sig os.Signal) {
 }
 
 // teardown brings the job down because of result: abort is broadcast on the
-// control plane, every running rank but failed gets sig (after AbortWait),
-// and SIGKILL follows after the grace. Only the first call counts.
+// control plane (origin failed, -1 for the launcher), every running rank gets
+// sig (after AbortWait), and SIGKILL follows after the grace. Only the first
+// call counts.
 func (s *supervisor) teardown(result error, failed int, sig syscall.Signal, reason string) {
 	if s.tearing {
 		return
