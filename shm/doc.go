@@ -40,7 +40,11 @@
 // a 32-bit event word in the segment. The futex is shared (no
 // FUTEX_PRIVATE_FLAG) because the two sides are different processes. The
 // other side issues FUTEX_WAKE only when the sleeper announced itself, so
-// the fast path makes no system call. A sleeper wakes periodically
+// the fast path makes no system call. A sleeper may also say how far the
+// other side's counter must move before waking it is worth a system call
+// ([Ring.PeekNeed], [Ring.ReserveNeed]; Read and Write do it for the rest
+// of their buffer), so that a large transfer pays a few wake-ups instead of
+// one per piece. A sleeper wakes periodically
 // ([WakePeriod]) to notice a cancelled context or a dead peer, so eight
 // ranks on two cores make progress without burning a core each.
 //

@@ -315,3 +315,50 @@ func TestRingPingPong(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d round trips in %v (%v each)", rounds, time.Since(start), time.Since(start)/rounds)
 }
+
+// TestWakeThreshold: a consumer asleep in PeekNeed is woken once the bytes
+// it said it needs are there, not by every small commit before; a need
+// that never comes costs at most about a WakePeriod; plain Peek wakes at
+// the first commit.
+func TestWakeThreshold(t *testing.T) {
+	tests := []struct {
+		name     string
+		need     int
+		trickle  int // 1 KiB commits, 2 ms apart
+		wantMin  int // bytes PeekNeed must return at least
+		maxDelay time.Duration
+	}{
+		{"plain peek wakes at the first commit", 1, 32, 1024, time.Second},
+		{"need 16 KiB waits for 16 commits", 16 << 10, 32, 16 << 10, time.Second},
+		{"need more than ever comes", 16 << 10, 2, 1024, 2*WakePeriod + 500*time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testCtx(t, 10*time.Second)
+			prod, cons := ringPair(t, 64<<10)
+			go func() {
+				for i := 0; i < tt.trickle; i++ {
+					time.Sleep(2 * time.Millisecond)
+					if err := prod.Write(ctx, make([]byte, 1024)); err != nil {
+						return
+					}
+				}
+			}()
+			start := time.Now()
+			b, err := cons.PeekNeed(ctx, tt.need, 64<<10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) < tt.wantMin {
+				t.Errorf("woke with %d bytes, want at least %d", len(b), tt.wantMin)
+			}
+			if tt.need == 1 && len(b) > 4096 {
+				t.Errorf("plain Peek slept through %d bytes of commits", len(b))
+			}
+			if el := time.Since(start); el > tt.maxDelay {
+				t.Errorf("woke after %v", el)
+			}
+			t.Logf("woke after %v with %d bytes", time.Since(start), len(b))
+		})
+	}
+}

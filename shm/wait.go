@@ -24,11 +24,15 @@ const spinFor = 4 * time.Microsecond
 
 // await returns when the consumer (consumer true) may find data, or the
 // producer space, or the ring was closed or aborted, or ctx is done. The
-// caller re-checks its condition after await returns nil.
-func (r *Ring) await(ctx context.Context, consumer bool) error {
-	ev, waiting := r.spaceEv, r.prodWaiting
+// caller re-checks its condition after await returns nil. While spinning,
+// any progress of the other side ends the wait; once asleep, the other
+// side wakes it only when its counter (head for a consumer, tail for a
+// producer) reaches want, or on close. The periodic wake bounds a wrong
+// want to a delay, never a hang.
+func (r *Ring) await(ctx context.Context, consumer bool, want uint64) error {
+	ev, waiting, wantWord, other := r.spaceEv, r.prodWaiting, r.prodWant, r.tail
 	if consumer {
-		ev, waiting = r.dataEv, r.consWaiting
+		ev, waiting, wantWord, other = r.dataEv, r.consWaiting, r.consWant, r.head
 	}
 	// A call made with a context that is already done fails at once
 	// rather than after a spin.
@@ -49,29 +53,35 @@ func (r *Ring) await(ctx context.Context, consumer bool) error {
 			goruntime.Gosched()
 		}
 	}
+	wantWord.Store(want)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		// Read the event word before announcing the sleep and re-checking:
-		// a commit after the re-check bumps the word, so the futex wait
-		// returns at once instead of sleeping through the commit.
+		// a wake after the re-check bumps the word, so the futex wait
+		// returns at once instead of sleeping through it.
 		seen := ev.Load()
 		waiting.Store(1)
-		if r.ready(consumer) || r.closed.Load() != 0 || r.local.Load() {
+		if other.Load() >= want || r.closed.Load() != 0 || r.local.Load() {
 			waiting.Store(0)
 			return nil
 		}
 		futexSleep(ev, seen, WakePeriod)
 		waiting.Store(0)
-		if ev.Load() != seen || r.ready(consumer) {
+		if ev.Load() != seen || other.Load() >= want {
+			return nil
+		}
+		if r.ready(consumer) && time.Since(start) > WakePeriod {
+			// Progress, but less than wanted, for a whole period: let
+			// the caller take what there is.
 			return nil
 		}
 	}
 }
 
-// ready reports whether the side can proceed, reading the other side's
-// counter.
+// ready reports whether the side can proceed at all, reading the other
+// side's counter.
 func (r *Ring) ready(consumer bool) bool {
 	if consumer {
 		return r.head.Load() != r.rTail

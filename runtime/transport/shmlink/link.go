@@ -196,7 +196,9 @@ func (l *Link) VisitPayload(ctx context.Context, n int, fn func(off int, b []byt
 	piece := min(l.rx.Cap()/4, maxPiece)
 	var word [8]byte
 	for off := 0; off < n; {
-		b, err := l.rx.Peek(ctx, min(n-off, piece))
+		// The whole rest of the payload is coming: sleep until a good
+		// part of it is there, not for every piece.
+		b, err := l.rx.PeekNeed(ctx, n-off, min(n-off, piece))
 		if err != nil {
 			return l.recvBroken(err)
 		}

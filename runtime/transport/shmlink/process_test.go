@@ -95,11 +95,18 @@ func runChild(role string) error {
 				return err
 			}
 			p := make([]byte, size)
+			for i := range p {
+				p[i] = byte(i) // real pages, as a rank's buffers are
+			}
 			h := netio.Header{Len: uint32(size)}
+			start := time.Now()
 			for i := 0; i < count; i++ {
 				if err := link.Send(ctx, &h, p); err != nil {
 					return err
 				}
+			}
+			if os.Getenv("HCCLRUN_SHMLINK_TEST_VERBOSE") != "" {
+				fmt.Fprintf(os.Stderr, "source: %d frames of %d bytes in %v\n", count, size, time.Since(start))
 			}
 		}
 		return nil
