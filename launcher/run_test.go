@@ -24,7 +24,7 @@ func TestExitCodePropagation(t *testing.T) {
 		{"all succeed", 3, []string{"exit", "0"}, 0, -1, "", 0},
 		{"one rank", 1, []string{"exit", "0"}, 0, -1, "", 0},
 		{"rank 1 fails, others running", 3, []string{"exit@1", "3", "sleep", "30s"}, 3, 1, "exited with code 3", 2},
-		{"rank 0 fails last", 3, []string{"exit@1", "0", "exit@2", "0", "sleep", "300ms", "exit", "7"}, 7, 0, "exited with code 7", 0},
+		{"rank 0 fails last", 3, []string{"exit@1", "0", "exit@2", "0", "gone", "DIR", "2", "exit", "7"}, 7, 0, "exited with code 7", 0},
 		{"code 255", 2, []string{"exit@1", "255", "sleep", "30s"}, 255, 1, "exited with code 255", 1},
 	}
 	for _, tt := range tests {

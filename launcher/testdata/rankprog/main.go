@@ -6,6 +6,7 @@
 //	child DIR      start a grandchild (sleep) in the rank's group, write DIR/<rank>.child: its pid
 //	ready DIR      create DIR/<rank>.ready
 //	await DIR N    wait until DIR holds N .ready files
+//	gone DIR N     wait until N ranks recorded in DIR (pid step) no longer exist
 //	stamp DIR      write DIR/<rank>.stamp: the time in Unix nanoseconds
 //	table          print the rank table file
 //	ignore SIG     ignore a signal (TERM, INT)
@@ -95,7 +96,7 @@ func arity(name string) int {
 	case "barrier", "abort", "onabort",
 		"pid", "child", "ready", "stamp", "ignore", "exit", "kill", "sleep", "echo":
 		return 1
-	case "trap", "spam", "await":
+	case "trap", "spam", "await", "gone":
 		return 2
 	}
 	return -1
@@ -118,6 +119,23 @@ func run(name string, p []string) {
 		for {
 			m, _ := filepath.Glob(filepath.Join(p[0], "*.ready"))
 			if len(m) >= n {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	case "gone":
+		n := atoi(p[1])
+		for {
+			m, _ := filepath.Glob(filepath.Join(p[0], "*.pid"))
+			dead := 0
+			for _, f := range m {
+				b, _ := os.ReadFile(f)
+				var pid int
+				if _, err := fmt.Sscan(string(b), &pid); err == nil && syscall.Kill(pid, 0) == syscall.ESRCH {
+					dead++
+				}
+			}
+			if dead >= n {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
