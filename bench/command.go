@@ -1,0 +1,402 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hcclrun/hcclrun/launcher"
+)
+
+// Config is what the CLI hands the bench command.
+type Config struct {
+	// Launch runs the benchmark job; the CLI passes the function that
+	// routes SIGINT and SIGTERM to the job. nil calls job.Run.
+	Launch func(ctx context.Context, job *launcher.Job) error
+	// OnUsageError turns a flag parsing error into the CLI's usage error
+	// (exit status 2); nil leaves urfave/cli's default.
+	OnUsageError cli.OnUsageErrorFunc
+}
+
+// rankCommandName is the hidden sub-command every rank runs:
+// `hcclrun bench rank SPEC`.
+const rankCommandName = "rank"
+
+// Command returns the `bench` command: it starts the benchmark as a job of
+// -np ranks of this executable and prints the results as nccl-tests does.
+func Command(cfg Config) *cli.Command {
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "benchmark the collectives, nccl-tests style",
+		UsageText: "hcclrun bench [-np N] [-o OP] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP]\n" +
+			"                [-c 0|1] [-d TYPE] [--redop OP] [-r ROOT] [--json FILE] [--plot FILE.svg|.png]",
+		Description: `Runs the collective OP on N ranks of this machine for every size from MIN to
+MAX bytes, and prints for each size, out of place and in place: the mean time
+of one iteration (the slowest rank's), the algorithm bandwidth (size/time) and
+the bus bandwidth (algbw times nccl-tests' factor: 2(n-1)/n for allreduce,
+(n-1)/n for allgather, reducescatter, alltoall and alltoallv, 1 for broadcast
+and reduce), and the number of result elements that differ from the exact
+expected value (-c 1). OP is allreduce, allgather, reducescatter, alltoall,
+alltoallv, broadcast, reduce, a comma-separated list, or all. The runtime's
+knobs (HCCL_ALGO, HCCL_SHM_DISABLE, HCCL_BUFFSIZE, ...) apply as to any job.
+
+Exit status: 0, 1 when an element was wrong or the job failed, 2 for a usage
+error, 124 when --timeout expired.
+
+Examples:
+   hcclrun bench -np 2 -o allreduce -b 8 -e 64M -f 2
+   hcclrun bench -np 4 -o all -b 1K -e 16M --json out.json --plot busbw.svg
+   HCCL_SHM_DISABLE=1 hcclrun bench -np 2 -b 1M -e 1M -n 50`,
+		Flags:        benchFlags(),
+		OnUsageError: cfg.OnUsageError,
+		Action:       func(c *cli.Context) error { return runParent(c, cfg) },
+		Subcommands: []*cli.Command{{
+			Name:            rankCommandName,
+			Hidden:          true,
+			Usage:           "one rank of a benchmark job (started by hcclrun bench)",
+			HideHelpCommand: true,
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return usageErrorf("bench rank: want one SPEC argument, got %d", c.NArg())
+				}
+				var sp spec
+				if err := json.Unmarshal([]byte(c.Args().First()), &sp); err != nil {
+					return usageErrorf("bench rank: bad spec: %v", err)
+				}
+				return runRank(c.Context, sp, c.App.Writer)
+			},
+		}},
+		HideHelpCommand: true,
+	}
+}
+
+func benchFlags() []cli.Flag {
+	return []cli.Flag{
+		// The job.
+		&cli.IntFlag{Name: "np", Usage: "number of ranks", DefaultText: "one per CPU"},
+		&cli.StringSliceFlag{Name: "x", Usage: "export `VAR` (or set VAR=value) in every rank; repeatable"},
+		&cli.StringFlag{Name: "timeout", Usage: "stop the job after `DURATION` (90s, 10m; a bare number is seconds) and exit 124"},
+		&cli.StringFlag{Name: "grace", Usage: "delay between SIGTERM and SIGKILL when the job is torn down (`DURATION`)"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log the launcher's decisions to stderr"},
+		// The sweep, with nccl-tests' letters (but -o picks the collective;
+		// the reduction is --redop).
+		&cli.StringFlag{Name: "op", Aliases: []string{"o"}, Value: "allreduce", Usage: "collective(s): allreduce, allgather, reducescatter, alltoall, alltoallv, broadcast, reduce, a list, or all"},
+		&cli.StringFlag{Name: "minbytes", Aliases: []string{"b"}, Value: "8", Usage: "smallest size (`BYTES`, K/M/G suffixes)"},
+		&cli.StringFlag{Name: "maxbytes", Aliases: []string{"e"}, Value: "32M", Usage: "largest size (`BYTES`)"},
+		&cli.IntFlag{Name: "stepfactor", Aliases: []string{"f"}, Value: 2, Usage: "multiply the size by `F` at each step"},
+		&cli.StringFlag{Name: "stepbytes", Aliases: []string{"i"}, Usage: "add `BYTES` at each step instead of -f"},
+		&cli.IntFlag{Name: "iters", Aliases: []string{"n"}, Value: 20, Usage: "timed iterations per size"},
+		&cli.IntFlag{Name: "warmup_iters", Aliases: []string{"w"}, Value: 5, Usage: "untimed iterations per size before the timed ones"},
+		&cli.IntFlag{Name: "check", Aliases: []string{"c"}, Value: 1, Usage: "1 checks every result element exactly, 0 does not"},
+		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type: float, double, half, bfloat16, int8, uint8, int16, uint16, int32, uint32, int64, uint64"},
+		&cli.StringFlag{Name: "redop", Value: "sum", Usage: "reduction: sum, prod, max, min, avg (avg: floating types)"},
+		&cli.IntFlag{Name: "root", Aliases: []string{"r"}, Value: 0, Usage: "root of broadcast and reduce"},
+		&cli.StringFlag{Name: "json", Usage: "write every row to `FILE` as JSON"},
+		&cli.StringFlag{Name: "plot", Usage: "draw busbw against size to `FILE` (.svg or .png)"},
+		&cli.StringFlag{Name: "cpuprofile", Usage: "write each rank's CPU profile to `DIR`/rank-N.pprof"},
+	}
+}
+
+// options is the parent's view of the command line.
+type options struct {
+	spec
+	np       int
+	colls    []Coll
+	dt       DType
+	jsonPath string
+	plotPath string
+	header   string // the first header line
+}
+
+// plotTitle names what the plot shows; the header is too long for it.
+func (o *options) plotTitle() string {
+	return fmt.Sprintf("hcclrun bench: %d ranks, %s, out-of-place busbw (%d iters)", o.np, o.DType, o.Iters)
+}
+
+func parseOptions(c *cli.Context) (*options, error) {
+	if c.Args().Present() {
+		return nil, usageErrorf("bench: unexpected argument %q", c.Args().First())
+	}
+	o := &options{np: goruntime.NumCPU(), jsonPath: c.String("json"), plotPath: c.String("plot")}
+	if c.IsSet("np") {
+		o.np = c.Int("np")
+	}
+	if o.np < 1 {
+		return nil, usageErrorf("bench: -np must be at least 1, got %d", o.np)
+	}
+	var err error
+	if o.colls, err = ParseColls(c.String("op")); err != nil {
+		return nil, usageErrorf("bench: -o: %v", err)
+	}
+	for _, cl := range o.colls {
+		o.Colls = append(o.Colls, cl.String())
+	}
+	minB, err := ParseSize(c.String("minbytes"))
+	if err != nil {
+		return nil, usageErrorf("bench: -b: %v", err)
+	}
+	maxB, err := ParseSize(c.String("maxbytes"))
+	if err != nil {
+		return nil, usageErrorf("bench: -e: %v", err)
+	}
+	factor, step := c.Int("stepfactor"), int64(0)
+	if c.IsSet("stepbytes") {
+		if c.IsSet("stepfactor") {
+			return nil, usageErrorf("bench: give -f or -i, not both")
+		}
+		if step, err = ParseSize(c.String("stepbytes")); err != nil {
+			return nil, usageErrorf("bench: -i: %v", err)
+		}
+		factor = 1
+	}
+	if o.Sizes, err = Sizes(minB, maxB, factor, step); err != nil {
+		return nil, usageErrorf("bench: %v", err)
+	}
+	o.Iters, o.Warmup = c.Int("iters"), c.Int("warmup_iters")
+	if o.Iters < 1 || o.Warmup < 0 {
+		return nil, usageErrorf("bench: -n must be at least 1 and -w at least 0, got %d and %d", o.Iters, o.Warmup)
+	}
+	switch c.Int("check") {
+	case 0:
+	case 1:
+		o.Check = true
+	default:
+		return nil, usageErrorf("bench: -c must be 0 or 1, got %d", c.Int("check"))
+	}
+	if o.dt, err = ParseDType(c.String("datatype")); err != nil {
+		return nil, usageErrorf("bench: -d: %v", err)
+	}
+	o.DType = o.dt.Name
+	op, err := ParseRedOp(c.String("redop"))
+	if err != nil {
+		return nil, usageErrorf("bench: --redop: %v", err)
+	}
+	if op.Name == "avg" && !o.dt.floating() {
+		return nil, usageErrorf("bench: --redop avg needs a floating type, not %s", o.dt.Name)
+	}
+	o.RedOp = op.Name
+	o.Root = c.Int("root")
+	if o.Root < 0 || o.Root >= o.np {
+		return nil, usageErrorf("bench: -r %d is not a rank of %d", o.Root, o.np)
+	}
+	if o.plotPath != "" {
+		if err := checkPlotPath(o.plotPath); err != nil {
+			return nil, usageErrorf("bench: %v", err)
+		}
+	}
+	o.CPUProfile = c.String("cpuprofile")
+	how := fmt.Sprintf("%d(factor)", factor)
+	if factor == 1 {
+		how = fmt.Sprintf("%d(bytes)", step)
+	}
+	o.header = fmt.Sprintf("hcclrun bench %s: %d ranks, minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d validation: %d",
+		strings.Join(o.Colls, ","), o.np, minB, maxB, how, o.Warmup, o.Iters, c.Int("check"))
+	return o, nil
+}
+
+// runParent is the bench command: it runs the job and prints what rank 0
+// reports as it arrives.
+func runParent(c *cli.Context, cfg Config) error {
+	o, err := parseOptions(c)
+	if err != nil {
+		return err
+	}
+	job, err := jobFor(c, o)
+	if err != nil {
+		return err
+	}
+	out := c.App.Writer
+	rep := &report{out: out, o: o}
+	demux := &recordDemux{out: out, handle: rep.handle}
+	job.Stdout = demux
+	fmt.Fprintf(out, "# %s\n", o.header)
+	launch := cfg.Launch
+	if launch == nil {
+		launch = func(ctx context.Context, job *launcher.Job) error { return job.Run(ctx) }
+	}
+	runErr := launch(c.Context, job)
+	demuxErr := demux.Close()
+	if runErr != nil {
+		return runErr
+	}
+	if demuxErr != nil {
+		return demuxErr
+	}
+	want := len(o.colls) * len(o.Sizes)
+	if len(rep.rows) != want {
+		return fmt.Errorf("bench: the job ended after %d of %d rows", len(rep.rows), want)
+	}
+	return rep.finish()
+}
+
+// jobFor builds the launcher job: -np ranks of this very executable, each
+// running the hidden rank sub-command with the spec.
+func jobFor(c *cli.Context, o *options) (*launcher.Job, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("bench: find this executable to start the ranks: %w", err)
+	}
+	sp, err := json.Marshal(o.spec)
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := parseDuration(c.String("timeout"))
+	if err != nil {
+		return nil, usageErrorf("bench: --timeout: %v", err)
+	}
+	grace, err := parseDuration(c.String("grace"))
+	if err != nil {
+		return nil, usageErrorf("bench: --grace: %v", err)
+	}
+	level := slog.LevelWarn
+	if c.Bool("verbose") {
+		level = slog.LevelDebug
+	}
+	return &launcher.Job{
+		Program: self,
+		Args:    []string{"bench", rankCommandName, string(sp)},
+		NP:      o.np,
+		Export:  c.StringSlice("x"),
+		Timeout: timeout,
+		Grace:   grace,
+		Stderr:  c.App.ErrWriter,
+		Logger:  slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})),
+	}, nil
+}
+
+// parseDuration reads 90s, 10m or a bare number of seconds; "" is 0.
+func parseDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f < 0 {
+			return 0, fmt.Errorf("%q is negative", s)
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q: want a duration such as 90s or 10m, or seconds", s)
+	}
+	return d, nil
+}
+
+// report prints the records of rank 0 and keeps the rows.
+type report struct {
+	out  io.Writer
+	o    *options
+	rows []Row
+}
+
+func (r *report) handle(rec record) error {
+	switch rec.Kind {
+	case "ranks":
+		fmt.Fprintf(r.out, "#\n# Using ranks\n")
+		for _, ri := range rec.Ranks {
+			fmt.Fprintf(r.out, "#  Rank %2d Pid %6d on %10s\n", ri.Rank, ri.Pid, ri.Host)
+		}
+	case "start":
+		fmt.Fprintf(r.out, "#\n# Collective: %s\n", rec.Coll)
+		writeTableHeader(r.out)
+	case "row":
+		if rec.Row == nil {
+			return errors.New("bench: a row record without a row")
+		}
+		r.rows = append(r.rows, *rec.Row)
+		fmt.Fprintln(r.out, formatRow(rec.Row))
+	default:
+		return fmt.Errorf("bench: unknown record kind %q from rank 0", rec.Kind)
+	}
+	return nil
+}
+
+// finish prints nccl-tests' closing lines, writes --json and --plot, and
+// fails when any element was wrong.
+func (r *report) finish() error {
+	var wrong int64
+	var bw float64
+	var nbw int
+	for _, row := range r.rows {
+		for _, res := range []*Result{&row.OutOfPlace, row.InPlace} {
+			if res == nil {
+				continue
+			}
+			if res.Wrong > 0 {
+				wrong += res.Wrong
+			}
+			bw += res.BusBW
+			nbw++
+		}
+	}
+	verdict := "OK"
+	if wrong > 0 {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(r.out, "# Out of bounds values : %d %s\n", wrong, verdict)
+	if nbw > 0 {
+		fmt.Fprintf(r.out, "# Avg bus bandwidth    : %.5g \n", bw/float64(nbw))
+	}
+	fmt.Fprintf(r.out, "#\n")
+	if r.o.jsonPath != "" {
+		if err := r.writeJSON(); err != nil {
+			return err
+		}
+	}
+	if r.o.plotPath != "" {
+		if err := writePlot(r.o.plotPath, r.o.plotTitle(), r.rows); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+	}
+	if wrong > 0 {
+		return fmt.Errorf("bench: %d result elements differ from the expected values", wrong)
+	}
+	return nil
+}
+
+// jsonReport is the --json file.
+type jsonReport struct {
+	Header string    `json:"header"`
+	Date   time.Time `json:"date"`
+	Ranks  int       `json:"ranks"`
+	Iters  int       `json:"iters"`
+	Warmup int       `json:"warmup"`
+	DType  string    `json:"dtype"`
+	Rows   []Row     `json:"rows"`
+}
+
+func (r *report) writeJSON() error {
+	data, err := json.MarshalIndent(jsonReport{
+		Header: r.o.header, Date: time.Now().UTC(), Ranks: r.o.np,
+		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: r.o.DType, Rows: r.rows,
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(r.o.jsonPath, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("bench: --json: %w", err)
+	}
+	return nil
+}
+
+// usageError is a command-line mistake: errors.Is(err, launcher.ErrUsage)
+// holds and the exit status is 2, as for the CLI's own.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string        { return e.msg }
+func (e *usageError) Is(target error) bool { return target == launcher.ErrUsage }
+func (e *usageError) ExitCode() int        { return launcher.ExitUsage }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}

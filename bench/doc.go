@@ -1,0 +1,40 @@
+// Package bench is `hcclrun bench`: an nccl-tests-style benchmark of the
+// runtime's collectives, run as a job of N ranks that hcclrun starts from
+// its own executable.
+//
+//	hcclrun bench -np 2 -o allreduce -b 8 -e 64M -f 2
+//
+// # Two halves
+//
+// The command the user types (Command) is the parent: it checks the flags,
+// starts the job through launcher.Job with Program = os.Executable() and
+// the hidden sub-command `bench rank SPEC`, and formats what the ranks
+// report. Each rank (rank.go) joins the job with hccl.Init, sweeps the sizes
+// of every requested collective and, on rank 0, writes one record per row
+// to its standard output. The parent picks those records out of the job's
+// output (records.go), prints them as nccl-tests does (table.go) and writes
+// --json and --plot at the end. The files therefore land where the user
+// ran hcclrun, whichever host rank 0 runs on.
+//
+// # Semantics (the same as bench/mpi/mpibench.c, so the two compare)
+//
+// Sizes go from -b to -e, times -f (or plus -i). For each size, each
+// collective derives its element counts as nccl-tests does (Layout): the
+// count is rounded down to a multiple of the rank count where the
+// collective splits its buffer, and the size column is the larger of the
+// send and receive buffers. For each size and for out-of-place then in-place
+// (AlltoAll and AlltoAllV have no in-place form here, as in HCCL), a rank
+// fills its buffers, runs -w untimed iterations, meets the others at a
+// Barrier, then times -n iterations back to back. time is the mean over
+// those iterations, taken as the maximum over ranks; the JSON also keeps the
+// median iteration (again the maximum over ranks). algbw is size/time; busbw
+// is algbw times nccl-tests' factor (BusFactor). With -c 1 every rank then
+// refills its buffers, runs the collective once more and compares every
+// element of the result with the exact expected value (pattern.go: small
+// integers whose sums, products and averages are exact in every element
+// type); #wrong is the number of differing elements summed over ranks.
+//
+// nccl-tests itself reports the mean over ranks by default (-a 1); this
+// benchmark reports the maximum (nccl-tests' -a 3), which is what the
+// slowest rank, and so the application, sees.
+package bench

@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildHcclrun builds the real hcclrun into a temporary directory.
+func buildHcclrun(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hcclrun")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/hcclrun/hcclrun/cmd/hcclrun")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build hcclrun: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestBenchEndToEnd runs `hcclrun bench` as a user would: two real rank
+// processes of the built binary, every collective from 8 bytes to 64 KiB,
+// and reads its table (nccl-tests' 13 columns) and its JSON.
+func TestBenchEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := buildHcclrun(ctx, t)
+	jsonPath := filepath.Join(t.TempDir(), "rows.json")
+	cmd := exec.CommandContext(ctx, bin, "bench", "-np", "2", "-o", "all", "-b", "8", "-e", "64K",
+		"-n", "3", "-w", "1", "--json", jsonPath, "--timeout", "150")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hcclrun bench: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+
+	const sizes = 14 // 8, 16, ..., 64K
+	rows := map[string]int{}
+	coll := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		if c, ok := strings.CutPrefix(line, "# Collective: "); ok {
+			coll = c
+			continue
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 13 {
+			t.Fatalf("row with %d fields, want 13: %q", len(f), line)
+		}
+		rows[coll]++
+		if f[2] != "float" {
+			t.Errorf("%s: type %q, want float", coll, f[2])
+		}
+		for _, w := range []string{f[8], f[12]} {
+			if w != "0" && !(w == "N/A" && (coll == "alltoall" || coll == "alltoallv")) {
+				t.Errorf("%s: #wrong %q in %q", coll, w, line)
+			}
+		}
+	}
+	for _, c := range collNames {
+		if rows[c] != sizes {
+			t.Errorf("%s: %d rows, want %d", c, rows[c], sizes)
+		}
+	}
+	if !strings.Contains(string(out), "# Out of bounds values : 0 OK") {
+		t.Errorf("no OK verdict in\n%s", out)
+	}
+
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep jsonReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("--json: %v", err)
+	}
+	if rep.Ranks != 2 || len(rep.Rows) != sizes*len(collNames) {
+		t.Fatalf("--json: %d ranks, %d rows; want 2 and %d", rep.Ranks, len(rep.Rows), sizes*len(collNames))
+	}
+	for _, r := range rep.Rows {
+		if r.OutOfPlace.Wrong != 0 || r.OutOfPlace.TimeUS <= 0 || r.OutOfPlace.MedianUS <= 0 || r.Ranks != 2 {
+			t.Errorf("--json row %+v", r)
+		}
+		if (r.InPlace == nil) == (r.Coll != "alltoall" && r.Coll != "alltoallv") {
+			t.Errorf("--json %s: in-place result %v", r.Coll, r.InPlace)
+		}
+	}
+}
+
+// TestBenchUsage checks that flag mistakes are usage errors (exit status 2)
+// found before any rank starts.
+func TestBenchUsage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bin := buildHcclrun(ctx, t)
+	for _, args := range [][]string{
+		{"-c", "2"}, {"-o", "allgatherv"}, {"-d", "complex"}, {"-r", "2"}, {"-b", "1M", "-e", "1K"},
+		{"--redop", "avg", "-d", "int32"}, {"--plot", "out.pdf"}, {"-f", "2", "-i", "8"},
+	} {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"bench", "-np", "2"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("hcclrun bench %v: %v, want exit status 2\n%s", args, err, out)
+		}
+	}
+}

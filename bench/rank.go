@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"time"
+
+	hccl "github.com/hcclrun/hcclrun/runtime"
+)
+
+// spec is what every rank of the job is told to run. The parent builds and
+// validates it from the flags and passes it as JSON on the rank's command
+// line, so that the ranks need not parse (or agree on) flags.
+type spec struct {
+	Colls      []string `json:"colls"`
+	Sizes      []int64  `json:"sizes"`
+	Iters      int      `json:"iters"`
+	Warmup     int      `json:"warmup"`
+	Check      bool     `json:"check"`
+	DType      string   `json:"dtype"`
+	RedOp      string   `json:"redop"`
+	Root       int      `json:"root"`
+	CPUProfile string   `json:"cpuprofile,omitempty"` // directory for rank-N.pprof
+}
+
+// hostNameBytes is the room for a host name in the rank exchange.
+const hostNameBytes = 64
+
+// runRank is one rank of the benchmark job: it joins the job, runs the
+// sweep, and on rank 0 writes the records to out.
+func runRank(ctx context.Context, sp spec, out io.Writer) (err error) {
+	colls := make([]Coll, len(sp.Colls))
+	for i, name := range sp.Colls {
+		c, ok := collByName(name)
+		if !ok {
+			return fmt.Errorf("bench rank: unknown collective %q", name)
+		}
+		colls[i] = c
+	}
+	dt, err := ParseDType(sp.DType)
+	if err != nil {
+		return fmt.Errorf("bench rank: %w", err)
+	}
+	op, err := ParseRedOp(sp.RedOp)
+	if err != nil {
+		return fmt.Errorf("bench rank: %w", err)
+	}
+	if sp.Iters < 1 || sp.Warmup < 0 {
+		return fmt.Errorf("bench rank: iters %d and warmup %d, want at least 1 and 0", sp.Iters, sp.Warmup)
+	}
+	comm, err := hccl.Init(ctx)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	defer func() {
+		if cerr := comm.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("bench rank %d: %w", comm.Rank(), cerr)
+		}
+	}()
+	if sp.Root < 0 || sp.Root >= comm.Size() {
+		return fmt.Errorf("bench rank %d: root %d is not a rank of %d", comm.Rank(), sp.Root, comm.Size())
+	}
+	if sp.CPUProfile != "" {
+		stop, err := startProfile(sp.CPUProfile, comm.Rank())
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	s := &sweeper{comm: comm, sp: sp, colls: colls, dt: dt, op: op, out: out}
+	switch dt.Name {
+	case "int8":
+		return sweep[int8](ctx, s)
+	case "uint8":
+		return sweep[uint8](ctx, s)
+	case "int16":
+		return sweep[int16](ctx, s)
+	case "uint16":
+		return sweep[uint16](ctx, s)
+	case "int32":
+		return sweep[int32](ctx, s)
+	case "uint32":
+		return sweep[uint32](ctx, s)
+	case "int64":
+		return sweep[int64](ctx, s)
+	case "uint64":
+		return sweep[uint64](ctx, s)
+	case "half":
+		return sweep[hccl.Float16](ctx, s)
+	case "bfloat16":
+		return sweep[hccl.BFloat16](ctx, s)
+	case "float":
+		return sweep[float32](ctx, s)
+	case "double":
+		return sweep[float64](ctx, s)
+	}
+	return fmt.Errorf("bench rank: no sweep for type %s", dt.Name)
+}
+
+// startProfile writes this rank's CPU profile to dir/rank-N.pprof until
+// the returned function is called.
+func startProfile(dir string, rank int) (func(), error) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank-%d.pprof", rank)))
+	if err != nil {
+		return nil, fmt.Errorf("bench rank %d: cpu profile: %w", rank, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench rank %d: cpu profile: %w", rank, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// sweeper holds what every step of one rank's sweep needs.
+type sweeper struct {
+	comm  *hccl.Comm
+	sp    spec
+	colls []Coll
+	dt    DType
+	op    RedOp
+	out   io.Writer // rank 0's record stream
+}
+
+func (s *sweeper) report(rec record) error {
+	if s.comm.Rank() != 0 {
+		return nil
+	}
+	return writeRecord(s.out, rec)
+}
+
+// sweep runs every collective over every size with elements of type T.
+// The two buffers are allocated once, for the largest layout of the sweep,
+// and touched before anything is timed: first-touch page faults cost ~10 us
+// per 4 KiB page here and would otherwise land in the first timed sizes.
+func sweep[T hccl.Element](ctx context.Context, s *sweeper) error {
+	n, rank := s.comm.Size(), s.comm.Rank()
+	if err := s.exchangeRanks(ctx); err != nil {
+		return err
+	}
+	maxElems := 0
+	for _, c := range s.colls {
+		for _, size := range s.sp.Sizes {
+			l := NewLayout(c, size, s.dt.Size, n)
+			maxElems = max(maxElems, l.SendCount, l.RecvCount)
+		}
+	}
+	conv := converter[T]()
+	sendBuf, recvBuf := make([]T, maxElems), make([]T, maxElems)
+	fillWith(sendBuf, conv, func(int) int64 { return 1 })
+	fillWith(recvBuf, conv, func(int) int64 { return 1 })
+	stamps := make([]time.Duration, s.sp.Iters)
+
+	for _, c := range s.colls {
+		if err := s.report(record{Kind: "start", Coll: c.String()}); err != nil {
+			return err
+		}
+		for _, size := range s.sp.Sizes {
+			l := NewLayout(c, size, s.dt.Size, n)
+			row := Row{Coll: c.String(), Ranks: n, Bytes: l.Bytes, Count: l.Count, Type: s.dt.Name, RedOp: "none", Root: -1}
+			if c.Reduces() {
+				row.RedOp = s.op.Name
+			}
+			if c.Rooted() {
+				row.Root = s.sp.Root
+			}
+			bc := newCase(n, rank, l, false, s.dt, s.op, s.sp.Root, sendBuf, recvBuf)
+			res, err := measure(ctx, s, bc, l, stamps)
+			if err != nil {
+				return fmt.Errorf("bench rank %d: %v at %d bytes, out of place: %w", rank, c, l.Bytes, err)
+			}
+			row.OutOfPlace = res
+			if c.HasInPlace() {
+				bc := newCase(n, rank, l, true, s.dt, s.op, s.sp.Root, sendBuf, recvBuf)
+				res, err := measure(ctx, s, bc, l, stamps)
+				if err != nil {
+					return fmt.Errorf("bench rank %d: %v at %d bytes, in place: %w", rank, c, l.Bytes, err)
+				}
+				row.InPlace = &res
+			}
+			if err := s.report(record{Kind: "row", Row: &row}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// measure times one case as nccl-tests does: warm-up iterations, a
+// barrier, then the timed iterations back to back with no synchronisation
+// between them. Each rank takes its own mean and median; the job reports
+// the maximum of each. With checking on, the case is refilled and run once
+// more, and the wrong elements of every rank are summed.
+func measure[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T], l Layout, stamps []time.Duration) (Result, error) {
+	bc.fill()
+	for range s.sp.Warmup {
+		if err := bc.run(ctx, s.comm); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := s.comm.Barrier(ctx); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	prev := start
+	for i := range stamps {
+		if err := bc.run(ctx, s.comm); err != nil {
+			return Result{}, err
+		}
+		now := time.Now()
+		stamps[i] = now.Sub(prev)
+		prev = now
+	}
+	times := []float64{prev.Sub(start).Seconds() / float64(len(stamps)), median(stamps).Seconds()}
+	if err := hccl.AllReduce(ctx, s.comm, times, times, hccl.Max); err != nil {
+		return Result{}, fmt.Errorf("gather the times: %w", err)
+	}
+	res := Result{TimeUS: times[0] * 1e6, MedianUS: times[1] * 1e6, Wrong: -1}
+	res.AlgBW, res.BusBW = l.Bandwidth(times[0])
+	if !s.sp.Check {
+		return res, nil
+	}
+	bc.fill()
+	if err := bc.run(ctx, s.comm); err != nil {
+		return Result{}, err
+	}
+	wrong := []int64{bc.check()}
+	if err := hccl.AllReduce(ctx, s.comm, wrong, wrong, hccl.Sum); err != nil {
+		return Result{}, fmt.Errorf("sum the wrong counts: %w", err)
+	}
+	res.Wrong = wrong[0]
+	return res, nil
+}
+
+// median sorts d and returns its middle (the mean of the two middle ones
+// for an even length).
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	m := len(d) / 2
+	if len(d)%2 == 1 {
+		return d[m]
+	}
+	return (d[m-1] + d[m]) / 2
+}
+
+// exchangeRanks gathers every rank's pid and host name on every rank, and
+// rank 0 reports them (nccl-tests' "Using devices" lines).
+func (s *sweeper) exchangeRanks(ctx context.Context) error {
+	n := s.comm.Size()
+	host, _ := os.Hostname()
+	mine := make([]uint8, 8+hostNameBytes)
+	pid := uint64(os.Getpid())
+	for i := range 8 {
+		mine[i] = uint8(pid >> (8 * i))
+	}
+	copy(mine[8:8+hostNameBytes-1], host)
+	all := make([]uint8, n*len(mine))
+	if err := hccl.AllGather(ctx, s.comm, mine, all); err != nil {
+		return fmt.Errorf("bench rank %d: exchange pids: %w", s.comm.Rank(), err)
+	}
+	infos := make([]RankInfo, n)
+	for r := range n {
+		b := all[r*len(mine) : (r+1)*len(mine)]
+		var p uint64
+		for i := range 8 {
+			p |= uint64(b[i]) << (8 * i)
+		}
+		name := b[8:]
+		if i := slices.Index(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		infos[r] = RankInfo{Rank: r, Pid: int(p), Host: string(name)}
+	}
+	return s.report(record{Kind: "ranks", Ranks: infos})
+}

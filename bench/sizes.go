@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxSweepSizes bounds the size list, so that -i 1 -e 1G fails at once
+// instead of planning a billion rows.
+const maxSweepSizes = 4096
+
+// ParseSize reads a byte count as nccl-tests does: a number with an optional
+// binary suffix K, M or G (2^10, 2^20, 2^30; "KiB", "MB" and lower case are
+// accepted too, all binary).
+func ParseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		}
+		if mult != 1 {
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("size %q: want a non-negative byte count such as 8, 64K, 16M or 1G", s)
+	}
+	if v > (1<<62)/mult {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return v * mult, nil
+}
+
+// FormatSize prints a byte count the short way the tables and plots use:
+// 8, 64K, 16M, 1G when it is an exact multiple, the plain number otherwise.
+func FormatSize(b int64) string {
+	switch {
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return fmt.Sprintf("%dG", b>>30)
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return fmt.Sprintf("%dM", b>>20)
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return fmt.Sprintf("%dK", b>>10)
+	}
+	return strconv.FormatInt(b, 10)
+}
+
+// Sizes lists the sweep from min to max inclusive: times factor when factor
+// > 1, else plus step, as nccl-tests' -f and -i do. A zero minimum is
+// measured once and the sweep then goes on from 1 byte (times factor) or
+// from step (plus step), where nccl-tests would loop for ever.
+func Sizes(min, max int64, factor int, step int64) ([]int64, error) {
+	switch {
+	case min < 0 || max < 0:
+		return nil, fmt.Errorf("sizes must not be negative (min %d, max %d)", min, max)
+	case max < min:
+		return nil, fmt.Errorf("max size %d is below min size %d", max, min)
+	case factor < 1:
+		return nil, fmt.Errorf("step factor must be at least 1, got %d", factor)
+	case factor == 1 && step < 1:
+		return nil, fmt.Errorf("step bytes must be at least 1 without a step factor, got %d", step)
+	}
+	var out []int64
+	for s := min; s <= max; {
+		if len(out) == maxSweepSizes {
+			return nil, fmt.Errorf("the sweep from %d to %d has more than %d sizes", min, max, maxSweepSizes)
+		}
+		out = append(out, s)
+		// Stop before the step could overflow: the next size would be
+		// beyond max anyway.
+		switch {
+		case factor > 1 && s == 0:
+			s = 1
+		case factor > 1 && s <= max/int64(factor):
+			s *= int64(factor)
+		case factor == 1 && s <= max-step:
+			s += step
+		default:
+			return out, nil
+		}
+	}
+	return out, nil
+}
