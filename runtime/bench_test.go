@@ -14,7 +14,7 @@ import (
 // measured in the same run as the reference. They report nccl-tests'
 // algGB/s and busGB/s (AllReduce bus factor 2(n-1)/n).
 
-var benchSizes = []int{1 << 20, 16 << 20}
+var benchSizes = []int{8, 64 << 10, 1 << 20, 16 << 20}
 
 func BenchmarkMemcpy(b *testing.B) {
 	for _, size := range benchSizes {
@@ -50,7 +50,7 @@ func BenchmarkAllReduce(b *testing.B) {
 
 func benchAllReduce(b *testing.B, n, size int, opts ...hccl.Option) {
 	j := startJobB(b, n, opts...)
-	count := size / 4
+	count := max(size/4, 1)
 	bufs := make([][]float32, n)
 	for r := range bufs {
 		bufs[r] = make([]float32, count)
@@ -83,6 +83,9 @@ func benchAllReduce(b *testing.B, n, size int, opts ...hccl.Option) {
 }
 
 func sizeName(size int) string {
+	if size < 1<<10 {
+		return fmt.Sprintf("%dB", size)
+	}
 	if size >= 1<<20 {
 		return fmt.Sprintf("%dMiB", size>>20)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
@@ -87,14 +88,8 @@ func (c *Comm) run(ctx context.Context, a *call) error {
 		ec.Seq = c.seq
 	}
 
-	runCtx := ctx
-	if c.knobs.ExecTimeout > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, c.knobs.ExecTimeout)
-		defer cancel()
-	}
-	if err := c.exec.Run(runCtx, p, ec, executor.Buffers{Send: a.send, Recv: a.recv}); err != nil {
-		return c.failed(ctx, a, algoName, ec, err)
+	if err := c.execute(ctx, a, p, ec); err != nil {
+		return err
 	}
 	if a.reduces && a.op == Avg && len(a.avgSlice) > 0 {
 		if err := reduce.Divide(a.dtype, a.avgSlice, c.job.Size); err != nil {
@@ -121,19 +116,76 @@ func (c *Comm) planFor(a *call) (*plan.Plan, error) {
 	return p, nil
 }
 
-// failed turns an executor error into the call's *OpError and aborts the
-// job: after a failure on the data plane the links' contents are undefined,
-// and peers blocked on this rank must not wait for ever.
-func (c *Comm) failed(ctx context.Context, a *call, algo string, ec executor.Call, err error) error {
-	oe := &OpError{Op: a.req.Coll.String(), Algo: algo, Rank: c.job.Rank, Peer: -1, Step: -1}
+// current is the collective a communicator is running, for the failure
+// paths that fire while it runs (a failing op, the exec timer).
+type current struct {
+	a      *call
+	algo   string
+	ec     executor.Call
+	ctx    context.Context
+	failed atomic.Pointer[OpError] // the first failure, once reported
+}
+
+// execute runs plan p of call a, bounded by HCCL_EXEC_TIMEOUT, and reports
+// the rank's progress to the control plane (which tells STUCK from LOST
+// ranks when a peer times out).
+func (c *Comm) execute(ctx context.Context, a *call, p *plan.Plan, ec executor.Call) error {
+	cur := &c.cur
+	cur.a, cur.algo, cur.ec, cur.ctx = a, p.Algo, ec, ctx
+	cur.failed.Store(nil)
+	collective := a.req.Coll != plan.SendRecv
+	if collective {
+		c.ctl.SetProgress(ec.Seq, true)
+		defer c.ctl.SetProgress(ec.Seq, false)
+	}
+	if c.knobs.ExecTimeout > 0 {
+		c.armTimer(ec.Seq, ec.Desc)
+		defer c.disarmTimer()
+	}
+	err := c.exec.Run(ctx, p, ec, executor.Buffers{Send: a.send, Recv: a.recv})
+	if err == nil {
+		return nil
+	}
+	c.fail(err)
+	return cur.failed.Load()
+}
+
+// fail records the running call's first failure as an *OpError and aborts
+// the job: after a failure on the data plane the links' contents are
+// undefined, and peers blocked on this rank must not wait for ever. It is
+// called by the executor as soon as an op fails (other ops of the step may
+// still be blocked: closing the links frees them), by the exec timer, and
+// after the executor returns.
+func (c *Comm) fail(err error) {
+	cur := &c.cur
+	if cur.failed.Load() != nil {
+		return
+	}
+	oe := c.describe(err)
+	if !cur.failed.CompareAndSwap(nil, oe) {
+		return
+	}
+	if !errors.Is(oe, ErrAborted) || c.brokenErr() == nil {
+		c.abortJob(oe)
+	}
+}
+
+// describe turns an executor error into the running call's *OpError.
+func (c *Comm) describe(err error) *OpError {
+	cur := &c.cur
+	a := cur.a
+	oe := &OpError{Op: a.req.Coll.String(), Algo: cur.algo, Rank: c.job.Rank, Peer: -1, Step: -1}
 	var (
 		mm *executor.MismatchError
 		le *executor.LinkError
+		te *timeoutError
 	)
 	if errors.As(err, &le) {
 		oe.Peer, oe.Step = le.Peer, le.Step
 	}
 	switch {
+	case errors.As(err, &te):
+		oe.Err = err
 	case errors.As(err, &mm):
 		oe.Peer = mm.Peer
 		if a.req.Coll == plan.AlltoAllV && mm.SameCall() {
@@ -142,19 +194,27 @@ func (c *Comm) failed(ctx context.Context, a *call, algo string, ec executor.Cal
 		} else {
 			oe.Err = fmt.Errorf("%w: %v", ErrMismatch, err)
 		}
-	case c.brokenErr() != nil:
-		// The job was aborted while we ran: that is the cause, the link
-		// error only its echo.
-		oe.Err = fmt.Errorf("%w (while %v)", c.brokenErr(), err)
-		return oe
-	case ctx.Err() != nil:
-		oe.Err = fmt.Errorf("%w: %v", ctx.Err(), err)
-	case errors.Is(err, context.DeadlineExceeded):
-		oe.Err = fmt.Errorf("%w: %s did not finish within HCCL_EXEC_TIMEOUT=%v: %v",
-			ErrTimeout, executor.DescribeCall(ec.Seq, ec.Desc), c.knobs.ExecTimeout.Round(time.Millisecond), err)
+	case cur.ctx.Err() != nil:
+		oe.Err = fmt.Errorf("%w: %v", cur.ctx.Err(), err)
 	default:
-		oe.Err = fmt.Errorf("%w: %v", ErrAborted, err)
+		// A link failed: a peer died, or the job was aborted and the links
+		// closed. Give the control plane a moment to say which: its abort
+		// names the cause, the link error only its echo.
+		if c.brokenErr() == nil {
+			select {
+			case <-c.ctl.Done():
+			case <-time.After(abortGrace):
+			}
+		}
+		if broken := c.brokenErr(); broken != nil {
+			oe.Err = fmt.Errorf("%w (while %v)", broken, err)
+		} else {
+			oe.Err = fmt.Errorf("%w: %v", ErrAborted, err)
+		}
 	}
-	c.abortJob(oe)
 	return oe
 }
+
+// abortGrace is how long a rank whose link failed waits for the control
+// plane's abort that explains it.
+const abortGrace = 200 * time.Millisecond

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/netio/control"
@@ -28,6 +29,9 @@ type controlPlane interface {
 	Done() <-chan struct{}
 	Err() error
 	Close() error
+	SetProgress(seq uint64, inCall bool)
+	Status(ctx context.Context) ([]control.RankStatus, error)
+	Heartbeat() time.Duration
 }
 
 // Comm is a communicator: the ranks of one job and the links between them.
@@ -48,6 +52,8 @@ type Comm struct {
 	seq    uint64         // sequence number of the last collective
 	p2pSeq map[int]uint64 // point-to-point messages per peer and direction
 	plans  planCache
+	cur    current   // the running collective
+	timer  execTimer // HCCL_EXEC_TIMEOUT
 
 	broken    atomic.Pointer[error] // set once: the communicator is aborted
 	closed    atomic.Bool
@@ -124,7 +130,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		p2pSeq:    make(map[int]uint64),
 		watchDone: make(chan struct{}),
 	}
-	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: knobs.BuffSize})
+	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: knobs.BuffSize, OnFailure: c.fail})
 	go c.watchControl()
 	log.Debug("joined", "size", job.Size, "local_rank", job.LocalRank, "local_size", job.LocalSize, "data_ip", ip)
 	return c, nil
@@ -269,6 +275,7 @@ func (c *Comm) Close() error {
 		defer c.mu.Unlock()
 		err = errors.Join(c.links.close(), c.ctl.Close())
 		<-c.watchDone
+		c.exec.Close()
 	})
 	return err
 }

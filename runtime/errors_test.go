@@ -261,3 +261,48 @@ func TestUseAfterClose(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// TestExecTimeout: a rank that never calls makes the others fail within
+// HCCL_EXEC_TIMEOUT with ErrTimeout naming the call, its number and the
+// rank that has not arrived (STUCK: alive but behind).
+func TestExecTimeout(t *testing.T) {
+	j := startJob(t, 3, hccl.WithExecTimeout(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	j.must("first", func(c *hccl.Comm) error { return barrier(ctx, c) })
+	release := make(chan struct{})
+	start := time.Now()
+	errs := j.each(func(c *hccl.Comm) error {
+		if c.Rank() == 2 {
+			<-release // alive (heartbeats go on) but never enters the call
+			return nil
+		}
+		defer func() {
+			if c.Rank() == 0 {
+				close(release)
+			}
+		}()
+		return allReduceF32(10, hccl.Sum)(ctx, c)
+	})
+	elapsed := time.Since(start)
+	timeouts := 0
+	for _, r := range []int{0, 1} {
+		if errors.Is(errs[r], hccl.ErrTimeout) {
+			timeouts++
+			for _, want := range []string{"AllReduce", "#2", "HCCL_EXEC_TIMEOUT", "rank 2 STUCK"} {
+				if !strings.Contains(errs[r].Error(), want) {
+					t.Errorf("rank %d: %q lacks %q", r, errs[r], want)
+				}
+			}
+		} else if !errors.Is(errs[r], hccl.ErrAborted) {
+			t.Errorf("rank %d: %v, want ErrTimeout or ErrAborted", r, errs[r])
+		}
+	}
+	if timeouts == 0 {
+		t.Errorf("no rank timed out: %v", errs)
+	}
+	if elapsed > 5*time.Second {
+		t.Errorf("took %v", elapsed)
+	}
+	t.Logf("after %v: %v", elapsed.Round(time.Millisecond), errs[0])
+}

@@ -40,6 +40,7 @@ type linkManager struct {
 	mu         sync.Mutex
 	links      map[int]transport.Link
 	arrived    map[int]chan struct{} // closed when a link from that (higher) peer is accepted
+	dialing    map[int]*pendingDial
 	peerFacts  map[int]topo.Facts
 	closed     bool
 	done       chan struct{} // closed by close
@@ -62,6 +63,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		ringBytes: knobs.BuffSize, facts: facts,
 		links:     make(map[int]transport.Link),
 		arrived:   make(map[int]chan struct{}),
+		dialing:   make(map[int]*pendingDial),
 		peerFacts: make(map[int]topo.Facts),
 		done:      make(chan struct{}),
 	}
@@ -173,25 +175,43 @@ func (m *linkManager) Link(ctx context.Context, peer int) (transport.Link, error
 		}
 		return m.links[peer], nil
 	}
+	// This rank dials. The ops of a step run concurrently and may ask for
+	// the same peer at once (a send and a receive): one dials, the others
+	// wait for its result, so that both ends agree on a single link.
+	if d, ok := m.dialing[peer]; ok {
+		m.mu.Unlock()
+		select {
+		case <-d.done:
+			return d.link, d.err
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the link to rank %d: %w", peer, ctx.Err())
+		}
+	}
+	d := &pendingDial{done: make(chan struct{})}
+	m.dialing[peer] = d
 	m.mu.Unlock()
 	l, err := m.dial(ctx, peer)
-	if err != nil {
-		return nil, err
-	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
+	delete(m.dialing, peer)
+	switch {
+	case err != nil:
+	case m.closed:
 		l.Close()
-		return nil, ErrClosed
+		l, err = nil, ErrClosed
+	default:
+		m.links[peer] = l
 	}
-	if old := m.links[peer]; old != nil {
-		// Two ops of one step asked for the same lower peer at once; keep
-		// the first link.
-		l.Close()
-		return old, nil
-	}
-	m.links[peer] = l
-	return l, nil
+	m.mu.Unlock()
+	d.link, d.err = l, err
+	close(d.done)
+	return l, err
+}
+
+// pendingDial is a dial in progress that other callers wait for.
+type pendingDial struct {
+	done chan struct{}
+	link transport.Link
+	err  error
 }
 
 // PeerFacts returns the topology facts peer published, waiting for them.

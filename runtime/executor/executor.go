@@ -39,14 +39,21 @@ type Buffers struct {
 }
 
 // Executor runs plans for one rank. It is not safe for concurrent use: a
-// communicator runs one collective at a time.
+// communicator runs one collective at a time. Close stops its workers.
 type Executor struct {
 	rank     int
 	links    Links
 	segBytes int
 
-	scratch []byte
-	staging map[int][]byte // per receiving peer, for links without PayloadVisitor
+	scratch   []byte
+	stagingMu sync.Mutex
+	staging   map[int][]byte // per receiving peer, for links without PayloadVisitor
+
+	tasks   []*task
+	workers []*worker
+	stepWG  sync.WaitGroup
+	stepCtx context.Context
+	onFail  func(error)
 
 	// Transfer ordinals of the current call, per peer.
 	sendOrd map[int]uint32
@@ -56,6 +63,11 @@ type Executor struct {
 // Config tunes an Executor.
 type Config struct {
 	SegmentBytes int // pipelining unit; DefaultSegmentBytes when 0
+	// OnFailure, when set, is called as soon as an op fails, before the
+	// other ops of its step have finished: they may be blocked on peers
+	// that will never send, and the owner unblocks them by closing (or
+	// aborting) the links.
+	OnFailure func(error)
 }
 
 // New returns an executor for rank that reaches its peers through links.
@@ -68,6 +80,7 @@ func New(rank int, links Links, cfg Config) *Executor {
 		rank:     rank,
 		links:    links,
 		segBytes: seg,
+		onFail:   cfg.OnFailure,
 		staging:  make(map[int][]byte),
 		sendOrd:  make(map[int]uint32),
 		recvOrd:  make(map[int]uint32),
@@ -101,58 +114,75 @@ type run struct {
 	scratch []byte
 }
 
-// task is one op of a step with everything resolved before it starts.
+// task is one op of a step with everything resolved before it starts. The
+// executor keeps its tasks between calls (tasks), so that a step allocates
+// nothing.
 type task struct {
+	r        *run
+	index    int // step index, for errors
 	op       *plan.Op
-	link     transport.Link
 	ord      uint32
 	src, dst []byte
-	stage    []byte // staging of a RecvReduce whose link cannot show payloads in place
+	err      error
+	pieces   pieceReducer // RecvReduce straight from a link's buffer
+}
+
+// worker runs the ops of a step beyond the first, each on a goroutine of
+// its own that lives as long as the executor: spawning one per op would
+// allocate in every call.
+type worker struct {
+	jobs chan *task
+}
+
+func (e *Executor) startWorker() *worker {
+	w := &worker{jobs: make(chan *task)}
+	go func() {
+		for t := range w.jobs {
+			t.err = t.r.exec(context.Background(), t)
+			e.stepWG.Done()
+		}
+	}()
+	return w
 }
 
 func (r *run) step(ctx context.Context, index int, s *plan.Step) error {
-	tasks := make([]task, len(s.Ops))
+	e := r.e
+	for len(e.tasks) < len(s.Ops) {
+		e.tasks = append(e.tasks, new(task))
+	}
+	tasks := e.tasks[:len(s.Ops)]
 	for i := range s.Ops {
-		if err := r.prepare(ctx, &s.Ops[i], &tasks[i]); err != nil {
+		t := tasks[i]
+		*t = task{r: r, index: index, pieces: t.pieces}
+		if err := r.prepare(&s.Ops[i], t); err != nil {
 			return &LinkError{Peer: s.Ops[i].Peer, Step: index, Op: s.Ops[i].String(), Err: err}
 		}
 	}
 	if len(tasks) == 1 {
-		return r.exec(ctx, index, &tasks[0])
+		return r.exec(ctx, tasks[0])
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-			cancel()
+	for len(e.workers) < len(tasks)-1 {
+		e.workers = append(e.workers, e.startWorker())
+	}
+	e.stepCtx = ctx
+	e.stepWG.Add(len(tasks) - 1)
+	for i, t := range tasks[1:] {
+		e.workers[i].jobs <- t
+	}
+	tasks[0].err = r.exec(ctx, tasks[0])
+	e.stepWG.Wait()
+	for _, t := range tasks {
+		if t.err != nil {
+			return t.err
 		}
-		mu.Unlock()
 	}
-	for i := 1; i < len(tasks); i++ {
-		wg.Add(1)
-		go func(t *task) {
-			defer wg.Done()
-			if err := r.exec(ctx, index, t); err != nil {
-				fail(err)
-			}
-		}(&tasks[i])
-	}
-	if err := r.exec(ctx, index, &tasks[0]); err != nil {
-		fail(err)
-	}
-	wg.Wait()
-	return firstErr
+	return nil
 }
 
-// prepare resolves an op's regions and link and takes its transfer ordinal.
-func (r *run) prepare(ctx context.Context, op *plan.Op, t *task) error {
+// prepare resolves an op's regions and takes its transfer ordinal. The
+// link is looked up when the op runs, so that an op waiting for a peer to
+// connect does not hold up the other ops of its step.
+func (r *run) prepare(op *plan.Op, t *task) error {
 	t.op = op
 	var err error
 	if t.src, err = r.region(op.Src); err != nil {
@@ -182,12 +212,6 @@ func (r *run) prepare(ctx context.Context, op *plan.Op, t *task) error {
 	if op.Peer == r.e.rank {
 		return errors.New("transfer to self")
 	}
-	if t.link, err = r.e.links.Link(ctx, op.Peer); err != nil {
-		return err
-	}
-	if _, inPlace := t.link.(transport.PayloadVisitor); op.Kind == plan.OpRecvReduce && !inPlace {
-		t.stage = r.e.stagingFor(op.Peer)
-	}
 	return nil
 }
 
@@ -213,26 +237,48 @@ func (r *run) region(reg plan.Region) ([]byte, error) {
 	return buf[lo:hi:hi], nil
 }
 
-func (r *run) exec(ctx context.Context, index int, t *task) error {
-	var err error
+// exec runs one op. Workers pass a background context: the step's context
+// is in e.stepCtx, read once the job has been handed over.
+func (r *run) exec(ctx context.Context, t *task) error {
+	if ctx == context.Background() {
+		ctx = r.e.stepCtx
+	}
+	err := r.execOp(ctx, t)
+	if err == nil {
+		return nil
+	}
+	var mm *MismatchError
+	if !errors.As(err, &mm) {
+		err = &LinkError{Peer: t.op.Peer, Step: t.index, Op: t.op.String(), Err: err}
+	}
+	// Tell the owner at once: the other ops of the step may be blocked on
+	// peers that will never send, until the owner closes the links.
+	if r.e.onFail != nil {
+		r.e.onFail(err)
+	}
+	return err
+}
+
+func (r *run) execOp(ctx context.Context, t *task) error {
 	switch t.op.Kind {
 	case plan.OpSend:
-		err = r.send(ctx, t)
+		link, err := r.e.links.Link(ctx, t.op.Peer)
+		if err != nil {
+			return err
+		}
+		return r.send(ctx, t, link)
 	case plan.OpRecv, plan.OpRecvReduce:
-		err = r.recv(ctx, t)
+		link, err := r.e.links.Link(ctx, t.op.Peer)
+		if err != nil {
+			return err
+		}
+		return r.recv(ctx, t, link)
 	case plan.OpCopy:
 		if len(t.dst) > 0 && &t.dst[0] != &t.src[0] {
 			copy(t.dst, t.src)
 		}
 	case plan.OpReduce:
 		r.call.Kernel(t.dst, t.dst, t.src)
-	}
-	if err != nil {
-		var mm *MismatchError
-		if errors.As(err, &mm) {
-			return err
-		}
-		return &LinkError{Peer: t.op.Peer, Step: index, Op: t.op.String(), Err: err}
 	}
 	return nil
 }
@@ -258,12 +304,12 @@ func (r *run) header(ord uint32, off, n int) netio.Header {
 	}
 }
 
-func (r *run) send(ctx context.Context, t *task) error {
+func (r *run) send(ctx context.Context, t *task, link transport.Link) error {
 	src := t.src
 	for off := 0; ; {
 		n := r.segment(off, len(src))
 		h := r.header(t.ord, off, n)
-		if err := t.link.Send(ctx, &h, src[off:off+n]); err != nil {
+		if err := link.Send(ctx, &h, src[off:off+n]); err != nil {
 			return err
 		}
 		off += n
@@ -273,21 +319,21 @@ func (r *run) send(ctx context.Context, t *task) error {
 	}
 }
 
-func (r *run) recv(ctx context.Context, t *task) error {
+func (r *run) recv(ctx context.Context, t *task, link transport.Link) error {
 	dst := t.dst
-	visitor, _ := t.link.(transport.PayloadVisitor)
+	visitor, _ := link.(transport.PayloadVisitor)
 	for off := 0; ; {
 		n := r.segment(off, len(dst))
 		want := r.header(t.ord, off, n)
 		want.Src = uint32(t.op.Peer)
 		var got netio.Header
-		if err := t.link.RecvHeader(ctx, &got); err != nil {
+		if err := link.RecvHeader(ctx, &got); err != nil {
 			return err
 		}
 		if got != want {
 			return &MismatchError{Rank: r.e.rank, Peer: t.op.Peer, Want: want, Got: got}
 		}
-		if err := r.payload(ctx, t, visitor, off, n); err != nil {
+		if err := r.payload(ctx, t, link, visitor, off, n); err != nil {
 			return err
 		}
 		off += n
@@ -300,52 +346,70 @@ func (r *run) recv(ctx context.Context, t *task) error {
 // payload lands one received segment: copied into dst for OpRecv, reduced
 // with src into dst for OpRecvReduce, straight from the link's buffer when
 // the link can show it in place.
-func (r *run) payload(ctx context.Context, t *task, visitor transport.PayloadVisitor, off, n int) error {
+func (r *run) payload(ctx context.Context, t *task, link transport.Link, visitor transport.PayloadVisitor, off, n int) error {
 	dst := t.dst[off : off+n]
 	if t.op.Kind == plan.OpRecv {
-		return t.link.RecvPayload(ctx, dst)
+		return link.RecvPayload(ctx, dst)
 	}
 	src := t.src[off : off+n]
-	kernel := r.call.Kernel
 	if visitor != nil {
-		return visitor.VisitPayload(ctx, n, elementPieces(r.call.ElemSize, dst, src, kernel))
+		return visitor.VisitPayload(ctx, n, t.pieces.start(r.call.ElemSize, dst, src, r.call.Kernel))
 	}
-	stage := t.stage[:n]
-	if err := t.link.RecvPayload(ctx, stage); err != nil {
+	stage := r.e.stagingFor(t.op.Peer)[:n]
+	if err := link.RecvPayload(ctx, stage); err != nil {
 		return err
 	}
-	kernel(dst, src, stage)
+	r.call.Kernel(dst, src, stage)
 	return nil
 }
 
-// elementPieces adapts a reduction to VisitPayload, whose pieces may split
-// an element where a ring wraps around: the bytes of a split element are
-// gathered in a carry buffer and reduced once complete.
-func elementPieces(es int, dst, src []byte, kernel func(dst, a, b []byte)) func(off int, b []byte) {
-	var carry [16]byte
-	carried := 0
-	return func(off int, b []byte) {
-		if carried > 0 {
-			take := copy(carry[carried:es], b)
-			carried += take
-			b, off = b[take:], off+take
-			if carried < es {
-				return
-			}
-			kernel(dst[off-es:off], src[off-es:off], carry[:es])
-			carried = 0
-		}
-		whole := len(b) - len(b)%es
-		if whole > 0 {
-			kernel(dst[off:off+whole], src[off:off+whole], b[:whole])
-		}
-		carried = copy(carry[:], b[whole:])
+// pieceReducer reduces the pieces VisitPayload shows into dst. Pieces may
+// split an element where a ring wraps around: the bytes of a split element
+// are gathered in a carry buffer and reduced once complete. Each task keeps
+// its pieceReducer and the function value bound to it, so that visiting
+// allocates nothing after the first call.
+type pieceReducer struct {
+	es       int
+	dst, src []byte
+	kernel   func(dst, a, b []byte)
+	carry    [16]byte
+	carried  int
+	fn       func(off int, b []byte)
+}
+
+func (p *pieceReducer) start(es int, dst, src []byte, kernel func(dst, a, b []byte)) func(off int, b []byte) {
+	p.es, p.dst, p.src, p.kernel, p.carried = es, dst, src, kernel, 0
+	if p.fn == nil {
+		p.fn = p.piece
 	}
+	return p.fn
+}
+
+func (p *pieceReducer) piece(off int, b []byte) {
+	es := p.es
+	if p.carried > 0 {
+		take := copy(p.carry[p.carried:es], b)
+		p.carried += take
+		b, off = b[take:], off+take
+		if p.carried < es {
+			return
+		}
+		p.kernel(p.dst[off-es:off], p.src[off-es:off], p.carry[:es])
+		p.carried = 0
+	}
+	whole := len(b) - len(b)%es
+	if whole > 0 {
+		p.kernel(p.dst[off:off+whole], p.src[off:off+whole], b[:whole])
+	}
+	p.carried = copy(p.carry[:], b[whole:])
 }
 
 // stagingFor returns the staging buffer of receives from peer. Ops of one
-// step receive from distinct peers, so they never share one.
+// step receive from distinct peers, so they never share one; ops of one
+// step may ask concurrently.
 func (e *Executor) stagingFor(peer int) []byte {
+	e.stagingMu.Lock()
+	defer e.stagingMu.Unlock()
 	b, ok := e.staging[peer]
 	if !ok {
 		b = prefaulted(e.segBytes)
@@ -371,4 +435,12 @@ func prefaulted(n int) []byte {
 	}
 	clear(b)
 	return b
+}
+
+// Close stops the executor's worker goroutines. Run must not be running.
+func (e *Executor) Close() {
+	for _, w := range e.workers {
+		close(w.jobs)
+	}
+	e.workers = nil
 }
