@@ -93,6 +93,12 @@ func jobFromFlags(c *cli.Context, io stdio) (*launcher.Job, error) {
 	if len(args) == 0 {
 		return nil, usageErrorf("missing program: hcclrun [options] PROGRAM [ARGS...]")
 	}
+	return jobWith(c, io, args[0], args[1:])
+}
+
+// jobWith turns the launch flags into a Job that runs program with args;
+// subcommands that launch hcclrun itself as the ranks (topo, bench) use it.
+func jobWith(c *cli.Context, io stdio, program string, args []string) (*launcher.Job, error) {
 	np := goruntime.NumCPU()
 	if c.IsSet("np") {
 		np = c.Int("np")
@@ -105,8 +111,8 @@ func jobFromFlags(c *cli.Context, io stdio) (*launcher.Job, error) {
 		level = slog.LevelDebug
 	}
 	return &launcher.Job{
-		Program:   args[0],
-		Args:      args[1:],
+		Program:   program,
+		Args:      args,
 		NP:        np,
 		Export:    c.StringSlice("x"),
 		TagOutput: c.Bool("tag-output"),

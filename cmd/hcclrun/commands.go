@@ -9,10 +9,12 @@ import "github.com/urfave/cli/v2"
 //
 // Commands meant for other tools rather than users (the per-host agent that
 // the SSH launcher starts) are marked Hidden: they run, but --help does not
-// list them. Planned: topo (print this host's topology), plan (print the
-// plan of a collective), bench (collective benchmarks), agent (hidden).
+// list them.
 func commands() []*cli.Command {
 	return []*cli.Command{
 		ranktableCommand(),
+		topoCommand(),
+		topoRankCommand(),
+		planCommand(),
 	}
 }

@@ -105,7 +105,7 @@ func (t *Topology) NICOf(rank int) string {
 // each rank's NIC and CPUs.
 func (t *Topology) Print(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d ranks on %d servers\n", t.Size(), len(t.Servers))
+	fmt.Fprintf(&b, "%d ranks on %d %s\n", t.Size(), len(t.Servers), plural(len(t.Servers), "server"))
 	for s, ranks := range t.Servers {
 		f := t.Facts[ranks[0]]
 		fmt.Fprintf(&b, "server %d: %s ranks %s (%s)\n", s, f.Hostname, rankList(ranks), f.Host)
@@ -136,4 +136,11 @@ func (t *Topology) Print(w io.Writer) error {
 
 func rankList(ranks []int) string {
 	return formatCPUList(ranks)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hcclrun/hcclrun/runtime/algo"
+	"github.com/hcclrun/hcclrun/runtime/plan"
+	"github.com/hcclrun/hcclrun/runtime/selector"
+)
+
+// planCommand prints the selector's cost table for a collective at any
+// scale, and optionally one rank's plan, without launching anything.
+func planCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "plan",
+		Usage:     "print every algorithm's predicted time for a collective, and the choice",
+		UsageText: "hcclrun plan --np 64 --servers 8 --op allreduce --bytes 1M [--algo SPEC] [--rank R]",
+		Description: `Prices every algorithm for one call with the runtime's cost model
+(alpha-beta-gamma per link class; HCCL_TUNING_FILE overrides the constants)
+under the HCCL_ALGO policy (or --algo), for up to 65536 ranks, and marks the
+one the runtime would choose. With --rank, also prints that rank's plan of
+the chosen algorithm step by step.`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Value: 2, Usage: "number of ranks"},
+			&cli.IntFlag{Name: "servers", Value: 1, Usage: "number of servers (ranks spread evenly, contiguously)"},
+			&cli.StringFlag{Name: "op", Aliases: []string{"o"}, Value: "allreduce", Usage: "collective: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, alltoallv, barrier"},
+			&cli.StringFlag{Name: "bytes", Aliases: []string{"b"}, Value: "1M", Usage: "message size as the selector counts it (e.g. 8, 64K, 1M)"},
+			&cli.StringFlag{Name: "algo", Usage: "algorithm policy in HCCL_ALGO's grammar (default: $HCCL_ALGO)"},
+			&cli.IntFlag{Name: "rank", Value: -1, Usage: "also print this rank's plan (elements of 4 bytes)"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			coll, err := selector.ParseColl(c.String("op"))
+			if err != nil {
+				return usageErrorf("plan: --op: %v", err)
+			}
+			bytes, err := selector.ParseBytes(c.String("bytes"))
+			if err != nil {
+				return usageErrorf("plan: --bytes: %v", err)
+			}
+			model, policy, err := selector.FromEnv(os.Getenv)
+			if err != nil {
+				return err
+			}
+			if c.IsSet("algo") {
+				if policy, err = selector.ParseAlgo(c.String("algo")); err != nil {
+					return usageErrorf("plan: --algo: %v", err)
+				}
+			}
+			np, servers := c.Int("np"), c.Int("servers")
+			if np < 1 || np > selector.MaxRanks || servers < 1 || servers > np {
+				return usageErrorf("plan: want 1 <= --servers <= --np <= %d", selector.MaxRanks)
+			}
+			call := selector.Call{Coll: coll, Bytes: bytes, Topo: selector.Topo{Ranks: np, Servers: servers}}
+			table := selector.Predict(model, policy, call)
+			fmt.Fprint(c.App.Writer, table.String())
+			if _, err := table.Chosen(); err != nil {
+				return err // the table says why; the exit status says it too
+			}
+			if r := c.Int("rank"); r >= 0 {
+				return printPlan(c, table, coll, np, servers, bytes, r)
+			}
+			return nil
+		},
+	}
+}
+
+// printPlan prints rank r's plan of the chosen algorithm, for 4-byte
+// elements.
+func printPlan(c *cli.Context, table *selector.Table, coll plan.Coll, np, servers int, bytes int64, r int) error {
+	if r >= np {
+		return usageErrorf("plan: --rank %d is not below --np %d", r, np)
+	}
+	chosen, err := table.Chosen()
+	if err != nil {
+		return err
+	}
+	a, _ := algo.Lookup(chosen.Algo)
+	elems := int(bytes / 4)
+	req := plan.Request{Coll: coll, Rank: r, Size: np, Count: elems}
+	switch coll {
+	case plan.AllGather, plan.ReduceScatter, plan.AlltoAll:
+		req.Count = elems / np
+	case plan.AlltoAllV:
+		per := elems / np
+		req.SendCounts, req.SendDispls = make([]int, np), make([]int, np)
+		req.RecvCounts, req.RecvDispls = make([]int, np), make([]int, np)
+		for i := range np {
+			req.SendCounts[i], req.SendDispls[i], req.RecvCounts[i], req.RecvDispls[i] = per, i*per, per, i*per
+		}
+	case plan.Barrier:
+		req.Count = 0
+	}
+	if servers > 1 && np%servers == 0 {
+		req.PerServer = np / servers
+	}
+	p, err := a.Build(req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "\n%s", strings.TrimRight(p.String(), "\n")+"\n")
+	return nil
+}
