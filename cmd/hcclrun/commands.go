@@ -16,5 +16,6 @@ func commands() []*cli.Command {
 		topoCommand(),
 		topoRankCommand(),
 		planCommand(),
+		benchCommand(),
 	}
 }
