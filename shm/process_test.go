@@ -150,6 +150,22 @@ func runChild(role string) error {
 	return fmt.Errorf("unknown role %q", role)
 }
 
+// watch runs Watch in a goroutine and returns the function that ends it:
+// close the socket, wait for Watch to return. Defer it after the deferred
+// seg.Close, so that it runs first: a Watch that aborts the rings after
+// the segment is unmapped would write to memory that is gone.
+func watch(conn net.Conn, rings ...*Ring) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Watch(conn, rings...)
+	}()
+	return func() {
+		conn.Close()
+		<-done
+	}
+}
+
 // startChild re-executes the test binary in role, connected to the parent
 // by a unix socket pair.
 func startChild(t *testing.T, role string) (*exec.Cmd, *net.UnixConn) {
@@ -195,7 +211,7 @@ func TestTwoProcessesEcho(t *testing.T) {
 	if err := seg.Send(conn, []byte{'s'}); err != nil {
 		t.Fatal(err)
 	}
-	go Watch(conn, out, in)
+	defer watch(conn, out, in)()
 
 	const n = 8 << 20 // 128 times the ring
 	src := pattern(n, 42)
@@ -246,7 +262,7 @@ func TestPeerKilledWhileWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go Watch(conn, out, in)
+	defer watch(conn, out, in)()
 	var ready [1]byte
 	if err := in.Read(ctx, ready[:]); err != nil || ready[0] != 'r' {
 		t.Fatalf("ready: %q %v", ready, err)
@@ -306,7 +322,7 @@ func TestWakeCrossesProcesses(t *testing.T) {
 	if err := seg.Send(conn, []byte{'s'}); err != nil {
 		t.Fatal(err)
 	}
-	go Watch(conn, out, in)
+	defer watch(conn, out, in)()
 	const rounds = 200
 	var lat []time.Duration
 	var m [8]byte

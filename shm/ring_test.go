@@ -336,7 +336,13 @@ func TestWakeThreshold(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
 			prod, cons := ringPair(t, 64<<10)
+			// The trickle fits the ring, so it never blocks; wait for it
+			// before the segment is unmapped.
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			wg.Add(1)
 			go func() {
+				defer wg.Done()
 				for i := 0; i < tt.trickle; i++ {
 					time.Sleep(2 * time.Millisecond)
 					if err := prod.Write(ctx, make([]byte, 1024)); err != nil {
