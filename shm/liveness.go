@@ -13,7 +13,9 @@ import (
 // peer exits for any reason, SIGKILL included (EOF, or ECONNRESET when data
 // was unread). Watch then aborts rings (see Ring.Abort), waking any waiter
 // at once, and returns the cause. If this process closed conn itself, Watch
-// returns nil and leaves the rings alone. Run it in its own goroutine.
+// returns nil and leaves the rings alone. Run it in its own goroutine, and
+// before unmapping the segment, close conn and wait for Watch to return:
+// an Abort after the unmap would write to memory that is gone.
 func Watch(conn net.Conn, rings ...*Ring) error {
 	var b [1]byte
 	n, err := conn.Read(b[:])
