@@ -119,7 +119,7 @@ func (c *Comm) planFor(a *call) (*plan.Plan, error) {
 // current is the collective a communicator is running, for the failure
 // paths that fire while it runs (a failing op, the exec timer).
 type current struct {
-	a      *call
+	a      call // a copy: keeping the caller's pointer would move it to the heap
 	algo   string
 	ec     executor.Call
 	ctx    context.Context
@@ -131,7 +131,7 @@ type current struct {
 // ranks when a peer times out).
 func (c *Comm) execute(ctx context.Context, a *call, p *plan.Plan, ec executor.Call) error {
 	cur := &c.cur
-	cur.a, cur.algo, cur.ec, cur.ctx = a, p.Algo, ec, ctx
+	cur.a, cur.algo, cur.ec, cur.ctx = *a, p.Algo, ec, ctx
 	cur.failed.Store(nil)
 	collective := a.req.Coll != plan.SendRecv
 	if collective {
@@ -173,7 +173,7 @@ func (c *Comm) fail(err error) {
 // describe turns an executor error into the running call's *OpError.
 func (c *Comm) describe(err error) *OpError {
 	cur := &c.cur
-	a := cur.a
+	a := &cur.a
 	oe := &OpError{Op: a.req.Coll.String(), Algo: cur.algo, Rank: c.job.Rank, Peer: -1, Step: -1}
 	var (
 		mm *executor.MismatchError

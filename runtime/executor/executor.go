@@ -49,6 +49,7 @@ type Executor struct {
 	stagingMu sync.Mutex
 	staging   map[int][]byte // per receiving peer, for links without PayloadVisitor
 
+	run     run // the current Run's state
 	tasks   []*task
 	workers []*worker
 	stepWG  sync.WaitGroup
@@ -97,7 +98,10 @@ func (e *Executor) Run(ctx context.Context, p *plan.Plan, call Call, bufs Buffer
 	scratch := e.scratchFor(p.ScratchLen * call.ElemSize)
 	clear(e.sendOrd)
 	clear(e.recvOrd)
-	r := run{e: e, call: &call, bufs: bufs, scratch: scratch}
+	// The run lives in the executor, so that the tasks pointing at it do
+	// not make every call allocate one.
+	e.run = run{e: e, call: call, bufs: bufs, scratch: scratch}
+	r := &e.run
 	for i := range p.Steps {
 		if err := r.step(ctx, i, &p.Steps[i]); err != nil {
 			return err
@@ -109,7 +113,7 @@ func (e *Executor) Run(ctx context.Context, p *plan.Plan, call Call, bufs Buffer
 // run is the state of one Run.
 type run struct {
 	e       *Executor
-	call    *Call
+	call    Call
 	bufs    Buffers
 	scratch []byte
 }
@@ -125,6 +129,9 @@ type task struct {
 	src, dst []byte
 	err      error
 	pieces   pieceReducer // RecvReduce straight from a link's buffer
+	// Headers handed to links through interfaces escape; keeping them in
+	// the task keeps them off the per-call heap.
+	sendHdr, recvHdr netio.Header
 }
 
 // worker runs the ops of a step beyond the first, each on a goroutine of
@@ -308,8 +315,8 @@ func (r *run) send(ctx context.Context, t *task, link transport.Link) error {
 	src := t.src
 	for off := 0; ; {
 		n := r.segment(off, len(src))
-		h := r.header(t.ord, off, n)
-		if err := link.Send(ctx, &h, src[off:off+n]); err != nil {
+		t.sendHdr = r.header(t.ord, off, n)
+		if err := link.Send(ctx, &t.sendHdr, src[off:off+n]); err != nil {
 			return err
 		}
 		off += n
@@ -326,12 +333,11 @@ func (r *run) recv(ctx context.Context, t *task, link transport.Link) error {
 		n := r.segment(off, len(dst))
 		want := r.header(t.ord, off, n)
 		want.Src = uint32(t.op.Peer)
-		var got netio.Header
-		if err := link.RecvHeader(ctx, &got); err != nil {
+		if err := link.RecvHeader(ctx, &t.recvHdr); err != nil {
 			return err
 		}
-		if got != want {
-			return &MismatchError{Rank: r.e.rank, Peer: t.op.Peer, Want: want, Got: got}
+		if t.recvHdr != want {
+			return &MismatchError{Rank: r.e.rank, Peer: t.op.Peer, Want: want, Got: t.recvHdr}
 		}
 		if err := r.payload(ctx, t, link, visitor, off, n); err != nil {
 			return err

@@ -35,6 +35,7 @@ type Link struct {
 	seg    *shm.Segment
 	tx, rx *shm.Ring
 	conn   *net.UnixConn // liveness channel, see shm.Watch
+	word   [8]byte       // VisitPayload gathers a word split by the ring's wrap here
 
 	// mu is held shared by every call while it uses the rings and
 	// exclusively by Close while it unmaps the segment: a call must never
@@ -194,7 +195,7 @@ func (l *Link) VisitPayload(ctx context.Context, n int, fn func(off int, b []byt
 		return err
 	}
 	piece := min(l.rx.Cap()/4, maxPiece)
-	var word [8]byte
+	word := l.word[:] // in the Link: a local array handed to fn would escape, one allocation per call
 	for off := 0; off < n; {
 		// The whole rest of the payload is coming: sleep until a good
 		// part of it is there, not for every piece.

@@ -28,6 +28,7 @@ type Link struct {
 	peer int
 
 	sendHdr [netio.HeaderSize + smallFrame]byte
+	vec     [2][]byte
 	bufs    net.Buffers
 	r       *bufio.Reader
 	recvHdr [netio.HeaderSize]byte
@@ -56,8 +57,12 @@ func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
 		n := copy(l.sendHdr[netio.HeaderSize:], p)
 		_, err = l.conn.Write(l.sendHdr[:netio.HeaderSize+n])
 	} else {
-		l.bufs = append(l.bufs[:0], l.sendHdr[:netio.HeaderSize], p)
+		// WriteTo consumes the slice it is called on; rebuilding it from a
+		// fixed array each time keeps writev free of allocations.
+		l.vec = [2][]byte{l.sendHdr[:netio.HeaderSize], p}
+		l.bufs = l.vec[:]
 		_, err = l.bufs.WriteTo(l.conn)
+		l.vec = [2][]byte{} // do not keep the caller's buffer alive
 	}
 	return l.wrap(ctx, "send to", err)
 }
