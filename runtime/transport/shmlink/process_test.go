@@ -80,8 +80,16 @@ func runChild(role string) error {
 		if link, _, err = ln.Accept(ctx); err != nil {
 			return err
 		}
-	} else if link, err = Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: 64 << 10}); err != nil {
-		return err
+	} else {
+		// Small rings for the functional roles (many times smaller than
+		// what they move), the default for the benchmark's source.
+		ring := 64 << 10
+		if role == "source" {
+			ring = 0
+		}
+		if link, err = Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ring}); err != nil {
+			return err
+		}
 	}
 	fmt.Println("ready")
 	var h netio.Header
