@@ -36,6 +36,7 @@ func Run(t *testing.T, newPair NewPair) {
 		{"PeerCloseWhileRecv", testPeerCloseWhileRecv},
 		{"CloseWhileSend", testCloseWhileSend},
 		{"PeerCloseWhileSend", testPeerCloseWhileSend},
+		{"CloseBothWhileBusy", testCloseBothWhileBusy},
 		{"CancelRecv", testCancelRecv},
 		{"CancelSend", testCancelSend},
 		{"DeadlineRecv", testDeadlineRecv},
@@ -449,6 +450,46 @@ func testPeerCloseWhileSend(t *testing.T, a, b transport.Link) {
 	big := make([]byte, 64<<20)
 	h := header(1, len(big))
 	blocked(t, func() error { return a.Send(ctx, &h, big) }, func() { b.Close() })
+}
+
+// testCloseBothWhileBusy closes both ends at once while four goroutines
+// stream large frames both ways: every call must return (most with an
+// error) promptly, and nothing may panic or race.
+func testCloseBothWhileBusy(t *testing.T, a, b transport.Link) {
+	ctx := opCtx(t)
+	const size = 1 << 20
+	pump := func(l transport.Link, send bool) func() error {
+		return func() error {
+			buf := make([]byte, size)
+			for {
+				var err error
+				if send {
+					h := header(1, size)
+					err = l.Send(ctx, &h, buf)
+				} else {
+					var h netio.Header
+					if err = l.RecvHeader(ctx, &h); err == nil {
+						err = l.RecvPayload(ctx, buf[:h.Len])
+					}
+				}
+				if err != nil {
+					return nil // the expected end
+				}
+			}
+		}
+	}
+	calls := []<-chan error{async(pump(a, true)), async(pump(b, true)), async(pump(a, false)), async(pump(b, false))}
+	time.Sleep(blockFor)
+	go a.Close()
+	go b.Close()
+	deadline := time.After(releaseWithin)
+	for i, c := range calls {
+		select {
+		case <-c:
+		case <-deadline:
+			t.Fatalf("call %d still running %v after both ends closed", i, releaseWithin)
+		}
+	}
 }
 
 func testCancelRecv(t *testing.T, a, b transport.Link) {
