@@ -72,8 +72,15 @@ func (c *Comm) execTimedOut() {
 	who := "the control plane could not say which ranks are behind"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if st, err := c.ctl.Status(ctx); err == nil {
+	st, err := c.ctl.Status(ctx)
+	switch {
+	case err == nil:
 		who = control.FormatStragglers(control.Stragglers(st, seq, c.ctl.Heartbeat()))
+	case c.brokenErr() != nil:
+		// Another rank timed out (or failed) first and aborted the job:
+		// that is the news, not this rank's timer.
+		c.fail(c.brokenErr())
+		return
 	}
 	c.fail(&timeoutError{call: desc, after: c.knobs.ExecTimeout, stragglers: who})
 }
