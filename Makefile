@@ -26,7 +26,7 @@ noasm:
 	$(GO) test -count=1 -tags noasm ./runtime/reduce/
 
 race:
-	$(GO) test -count=1 -race -timeout 10m ./netio/... ./runtime/executor/ ./runtime/plan/
+	$(GO) test -count=1 -race -timeout 10m ./netio/... ./runtime/plan/ ./runtime/selector/ ./launcher/
 
 clean:
 	rm -rf $(BIN)
