@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/hcclrun/hcclrun/launcher/placement"
 	"github.com/hcclrun/hcclrun/ranktable"
 )
 
@@ -38,6 +39,14 @@ type Job struct {
 	// (ranks of one host are contiguous, as the rank table requires). nil
 	// runs all NP ranks on this machine with a LocalSpawner.
 	Hosts []Host
+
+	// Placement, when Hosts is nil, says where the ranks run (hostfile,
+	// -H): Run connects to its hosts through Remote before it starts any
+	// rank, running the ranks of a host that is this machine directly and
+	// the others through an `hcclrun agent` over SSH. NP must be 0 or the
+	// placement's size.
+	Placement *placement.Placement
+	Remote    Remote
 
 	TagOutput bool          // prefix every line with "[1,rank]<stdout>:"
 	Timeout   time.Duration // whole-job limit; 0 means none

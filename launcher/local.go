@@ -30,6 +30,11 @@ const drainTimeout = time.Second
 // for concurrent use.
 type LocalSpawner struct {
 	host string
+	// agent marks the spawner of an hcclrun agent: its table directories
+	// are named agentTableDirPrefix and it sweeps nothing, because pids in
+	// directory names mean nothing across PID namespaces (hosts that share
+	// /tmp, as the test harness's do).
+	agent bool
 
 	mu  sync.Mutex
 	dir string // private directory of the staged rank table, "" before staging
@@ -47,6 +52,13 @@ func NewLocalSpawner(host string) *LocalSpawner {
 	return &LocalSpawner{host: host}
 }
 
+// newAgentLocalSpawner is the LocalSpawner of an agent (see the agent field).
+func newAgentLocalSpawner(host string) *LocalSpawner {
+	s := NewLocalSpawner(host)
+	s.agent = true
+	return s
+}
+
 // Host implements Spawner.
 func (s *LocalSpawner) Host() string { return s.host }
 
@@ -57,8 +69,12 @@ func (s *LocalSpawner) StageRankTable(table []byte) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dir == "" {
-		sweepStaleTables(os.TempDir())
-		dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", tableDirPrefix, os.Getpid()))
+		pattern := agentTableDirPrefix
+		if !s.agent {
+			sweepStaleTables(os.TempDir())
+			pattern = fmt.Sprintf("%s%d-", tableDirPrefix, os.Getpid())
+		}
+		dir, err := os.MkdirTemp("", pattern)
 		if err != nil {
 			return "", fmt.Errorf("stage rank table on %s: %w", s.host, err)
 		}
@@ -84,6 +100,10 @@ func (s *LocalSpawner) StageRankTable(table []byte) (string, error) {
 // tableDirPrefix starts the name of a staged table's directory, followed by
 // the launcher's pid: "hcclrun-1234-567890".
 const tableDirPrefix = "hcclrun-"
+
+// agentTableDirPrefix starts the name of an agent's table directory; the
+// sweep of tableDirPrefix directories skips it (no pid follows).
+const agentTableDirPrefix = "hcclrun-agent-"
 
 // sweepStaleTables removes the table directories of launchers that died
 // without cleaning up (kill -9 runs no code): directories named after a pid

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 
@@ -22,6 +23,9 @@ import (
 // Run returns after every rank has been reaped, its output flushed, the
 // control plane closed and the rank tables removed.
 func (j *Job) Run(ctx context.Context) error {
+	if j.Hosts == nil && j.Placement != nil {
+		return j.runPlaced(ctx)
+	}
 	r, err := j.resolve(true)
 	if err != nil {
 		if j.Hosts != nil {
@@ -44,6 +48,30 @@ func (j *Job) Run(ctx context.Context) error {
 		s.tablePaths[i] = path
 	}
 	return s.run(ctx)
+}
+
+// runPlaced connects to the placement's hosts and runs the job on them.
+func (j *Job) runPlaced(ctx context.Context) error {
+	if j.NP != 0 && j.NP != j.Placement.Size() {
+		return usagef("np is %d but the placement holds %d ranks", j.NP, j.Placement.Size())
+	}
+	if j.Program == "" {
+		return usagef("no program to run")
+	}
+	log := j.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	hosts, listen, err := connectHosts(ctx, j.Placement, j.Remote, log)
+	if err != nil {
+		return err
+	}
+	placed := *j
+	placed.Hosts = hosts
+	if placed.ControlListen == "" {
+		placed.ControlListen = listen
+	}
+	return placed.Run(ctx)
 }
 
 // prepare does what comes before the first rank: the -x variables, the job

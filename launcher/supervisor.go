@@ -263,6 +263,7 @@ func (s *supervisor) onExited(m exitedMsg) {
 	p := s.procs[m.rank]
 	s.r.log.Debug("rank exited", "rank", m.rank, "pid", p.Pid(), "status", m.status.String(), "err", m.err)
 	if s.tearing {
+		s.noteHostLost(m)
 		return
 	}
 	if m.err == nil && m.status.Success() {
@@ -273,6 +274,21 @@ func (s *supervisor) onExited(m exitedMsg) {
 		return
 	}
 	s.fail(&RankError{Rank: m.rank, Pid: p.Pid(), Host: s.host(m.rank), Status: m.status, Err: m.err})
+}
+
+// noteHostLost: the failed rank, whose control connection was lost first,
+// turns out to be on a host whose agent link was lost too (a cut or a
+// crashed host). The host's loss is the better summary: it names the host
+// and all its ranks.
+func (s *supervisor) noteHostLost(m exitedMsg) {
+	var hl *HostLostError
+	re, ok := s.result.(*RankError)
+	if !ok || re.Err != nil || !errors.As(m.err, &hl) || s.r.slots[m.rank].host != s.r.slots[re.Rank].host {
+		return
+	}
+	if m.rank == re.Rank || re.Lost {
+		re.Err, re.Lost = m.err, false
+	}
 }
 
 // onControl handles the control plane's news. A rank that lost its

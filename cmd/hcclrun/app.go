@@ -76,7 +76,7 @@ func newApp(io stdio, launch launchFunc) *cli.App {
 }
 
 func launchFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of ranks", DefaultText: "one per CPU"},
 		&cli.StringSliceFlag{Name: "x", Usage: "export `VAR` (or set VAR=value) in every rank; repeatable"},
 		&cli.BoolFlag{Name: "tag-output", Usage: "prefix every output line with [1,rank]<stdout>: or <stderr>:"},
@@ -84,7 +84,7 @@ func launchFlags() []cli.Flag {
 		&cli.GenericFlag{Name: "grace", Value: &durationValue{d: launcher.DefaultGrace}, Usage: "delay between SIGTERM and SIGKILL when the job is torn down (`DURATION`; 0 kills at once)"},
 		&cli.GenericFlag{Name: "abort-wait", Value: new(durationValue), Hidden: true, Usage: "after a failure, let ranks see the abort for DURATION before SIGTERM"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log the launcher's decisions to stderr"},
-	}
+	}, hostFlags()...)
 }
 
 // jobFromFlags turns the root command's flags and arguments into a Job.
@@ -110,7 +110,7 @@ func jobWith(c *cli.Context, io stdio, program string, args []string) (*launcher
 	if c.Bool("verbose") {
 		level = slog.LevelDebug
 	}
-	return &launcher.Job{
+	job := &launcher.Job{
 		Program:   program,
 		Args:      args,
 		NP:        np,
@@ -123,7 +123,11 @@ func jobWith(c *cli.Context, io stdio, program string, args []string) (*launcher
 		Stdout:    io.out,
 		Stderr:    io.err,
 		Logger:    slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: level})),
-	}, nil
+	}
+	if err := placeJob(c, io, job); err != nil {
+		return nil, err
+	}
+	return job, nil
 }
 
 // graceFlag is --grace for the Job, whose zero means the default: an

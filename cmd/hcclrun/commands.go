@@ -17,5 +17,6 @@ func commands() []*cli.Command {
 		topoRankCommand(),
 		planCommand(),
 		benchCommand(),
+		agentCommand(),
 	}
 }

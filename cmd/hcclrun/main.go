@@ -29,7 +29,7 @@ type stdio struct {
 func run(ctx context.Context, args []string, io stdio) int {
 	app := newApp(io, launchJob)
 	err := app.RunContext(ctx, args)
-	if err == nil {
+	if err == nil || errors.Is(err, errMapShown) {
 		return 0
 	}
 	var oe *launcher.OutputError

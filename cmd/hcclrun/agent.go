@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hcclrun/hcclrun/launcher"
+)
+
+// agentCommand is `hcclrun agent`, which the launcher starts once per
+// remote host over SSH: it speaks the launcher's frame protocol on stdin and
+// stdout and starts that host's ranks (see launcher.RunAgent). It is hidden
+// because only hcclrun itself runs it.
+func agentCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "agent",
+		Hidden: true,
+		Usage:  "per-host agent of a multi-host job (started by hcclrun over ssh)",
+		Action: func(c *cli.Context) error {
+			// sshd tearing the session down, or a user's kill: the
+			// ranks go with the agent.
+			sigs := make(chan os.Signal, 4)
+			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			defer signal.Stop(sigs)
+			// A write to a closed stdout must be an error the agent
+			// handles (kill its ranks, remove the table), not the Go
+			// runtime's SIGPIPE exit.
+			pipes := make(chan os.Signal, 1)
+			signal.Notify(pipes, syscall.SIGPIPE)
+			defer signal.Stop(pipes)
+			go func() {
+				for range pipes {
+				}
+			}()
+			err := launcher.RunAgent(c.Context, launcher.AgentConfig{
+				In: c.App.Reader, Out: c.App.Writer, Signals: sigs,
+				Logger: slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			})
+			if err != nil {
+				// The launcher is gone; nobody reads this but sshd's log.
+				return fmt.Errorf("agent: %w", err)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hcclrun/hcclrun/launcher"
+	"github.com/hcclrun/hcclrun/launcher/placement"
+	"github.com/hcclrun/hcclrun/launcher/ssh"
+)
+
+// hostFlags are the launch flags that place ranks on hosts and reach them
+// over SSH, named as mpirun names them.
+func hostFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "hostfile", Aliases: []string{"machinefile"}, Usage: "run on the hosts of `FILE` (Open MPI \"host slots=N\" or MPICH \"host:N\" lines; Slurm hostlists such as node[01-04] allowed)"},
+		&cli.StringSliceFlag{Name: "host", Aliases: []string{"H"}, Usage: "run on `HOSTS`, e.g. h1:2,h2:2 or node[1-3]:4; with --hostfile, selects among its hosts"},
+		&cli.StringFlag{Name: "map-by", Value: "slot", Usage: "place ranks by `slot` (fill each host in turn) or node (round robin); ranks stay contiguous per host"},
+		&cli.IntFlag{Name: "npernode", Aliases: []string{"N"}, Usage: "run `K` ranks on each host"},
+		&cli.BoolFlag{Name: "oversubscribe", Usage: "allow more ranks on a host than it has slots"},
+		&cli.BoolFlag{Name: "display-map", Usage: "print where the ranks would run and exit"},
+		&cli.StringFlag{Name: "ssh-identity", Usage: "private key `FILE` for ssh (default ~/.ssh/id_ed25519, id_ecdsa, id_rsa, and ssh-agent)"},
+		&cli.StringFlag{Name: "ssh-user", Usage: "login `USER` on the hosts (user@host in a hostfile wins)"},
+		&cli.IntFlag{Name: "ssh-port", Usage: "ssh `PORT` of the hosts (default from the ssh config, else 22)"},
+		&cli.StringFlag{Name: "ssh-config", Usage: "ssh client config `FILE` (default ~/.ssh/config)"},
+		&cli.StringFlag{Name: "ssh-known-hosts", Usage: "known_hosts `FILE` (default ~/.ssh/known_hosts)"},
+		&cli.BoolFlag{Name: "ssh-accept-new", Usage: "add unknown host keys to known_hosts, like StrictHostKeyChecking=accept-new (changed keys are still refused)"},
+		&cli.StringFlag{Name: "prefix", Usage: "run `DIR`/bin/hcclrun as the agent on remote hosts"},
+	}
+}
+
+// errMapShown ends a --display-map run: the map was printed, nothing is
+// launched, and run exits 0.
+var errMapShown = errors.New("job map displayed")
+
+// placeJob sets the job's placement from the host flags. Without
+// --hostfile and -H the job stays on this machine as before (Hosts and
+// Placement nil, -N giving -np when -np is not set). With --display-map it
+// prints the map and returns errMapShown.
+func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
+	hostfile := c.String("hostfile")
+	hostList := strings.Join(c.StringSlice("host"), ",")
+	mapBy, err := placement.ParseMapBy(c.String("map-by"))
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if c.Int("npernode") < 0 {
+		return usageErrorf("-N must be at least 1, got %d", c.Int("npernode"))
+	}
+	opts := placement.Options{MapBy: mapBy, PerNode: c.Int("npernode"), Oversubscribe: c.Bool("oversubscribe")}
+	if c.IsSet("np") {
+		opts.NP = job.NP
+	}
+	if hostfile == "" && hostList == "" {
+		if opts.PerNode > 0 && !c.IsSet("np") {
+			job.NP = opts.PerNode
+		}
+		if c.Bool("display-map") {
+			// A local job may oversubscribe without asking, as before.
+			p, err := placement.Map(placement.Localhost(), placement.Options{NP: job.NP, Oversubscribe: true})
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			return showMap(io, p)
+		}
+		return nil
+	}
+	hosts, err := placement.Resolve(hostfile, hostList)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	p, err := placement.Map(hosts, opts)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if c.Bool("display-map") {
+		return showMap(io, p)
+	}
+	job.NP = 0
+	job.Placement = p
+	job.Remote = launcher.Remote{
+		SSH: ssh.Options{
+			Identity:       c.String("ssh-identity"),
+			User:           c.String("ssh-user"),
+			Port:           c.Int("ssh-port"),
+			ConfigFile:     c.String("ssh-config"),
+			KnownHostsFile: c.String("ssh-known-hosts"),
+			AcceptNew:      c.Bool("ssh-accept-new"),
+			Logger:         job.Logger,
+		},
+		AgentPath: agentPath(c.String("prefix"), os.Args[0]),
+	}
+	return nil
+}
+
+func showMap(io stdio, p *placement.Placement) error {
+	if err := p.DisplayMap(io.out); err != nil {
+		return err
+	}
+	return errMapShown
+}
+
+// agentPath is the hcclrun the remote hosts run: PREFIX/bin/hcclrun with
+// --prefix; the launcher's own path when it was invoked by an absolute path
+// (as Open MPI does for orted); else "hcclrun" from the remote PATH.
+func agentPath(prefix, argv0 string) string {
+	switch {
+	case prefix != "":
+		return filepath.Join(prefix, "bin", "hcclrun")
+	case filepath.IsAbs(argv0):
+		return argv0
+	}
+	return "hcclrun"
+}
