@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -18,6 +20,16 @@ import (
 var rankProg string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(agentModeEnv) == "1" {
+		// This binary is the agent of an agent test (see startAgentProc).
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGTERM)
+		if err := RunAgent(context.Background(), AgentConfig{In: os.Stdin, Out: os.Stdout, Signals: sigs}); err != nil {
+			fmt.Fprintln(os.Stderr, "agent:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "launcher-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
