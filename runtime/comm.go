@@ -78,6 +78,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if log == nil {
 		log = defaultLogger(knobs.Debug)
 	}
+	ctlLog := log // the control client names the rank itself
 	log = log.With("rank", job.Rank)
 	sel, err := newSelector(knobs, log)
 	if err != nil {
@@ -101,7 +102,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		ctx, cancel = context.WithTimeout(ctx, knobs.ConnectTimeout)
 		defer cancel()
 	}
-	ctl, err := control.Dial(ctx, job.ControlAddr, job.Key, job.Rank, job.Size, log)
+	ctl, err := control.Dial(ctx, job.ControlAddr, job.Key, job.Rank, job.Size, ctlLog)
 	if err != nil {
 		return nil, fail(fmt.Errorf("connect to the control plane at %s: %w", job.ControlAddr, err))
 	}
@@ -130,7 +131,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		p2pSeq:    make(map[int]uint64),
 		watchDone: make(chan struct{}),
 	}
-	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: knobs.BuffSize, OnFailure: c.fail})
+	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize), OnFailure: c.fail})
 	go c.watchControl()
 	log.Debug("joined", "size", job.Size, "local_rank", job.LocalRank, "local_size", job.LocalSize, "data_ip", ip)
 	return c, nil
@@ -294,4 +295,14 @@ func (c *Comm) Topology(ctx context.Context) (*topo.Topology, error) {
 		facts[r] = f
 	}
 	return topo.Build(facts, c.knobs.ShmDisable)
+}
+
+// segmentBytes is the executor's pipelining unit for links of ringBytes
+// (HCCL_BUFFSIZE): a quarter of the ring, so that the sender fills the next
+// segments while the receiver drains the first instead of taking turns.
+func segmentBytes(ringBytes int) int {
+	if ringBytes <= 0 {
+		return 0 // the executor's default
+	}
+	return max(ringBytes/4, 1024)
 }

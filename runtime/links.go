@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/shm"
 	"github.com/hcclrun/hcclrun/runtime/topo"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
@@ -68,6 +69,10 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		done:      make(chan struct{}),
 	}
 	if !knobs.ShmDisable && job.Size > 1 {
+		if err := checkShmSpace(job.LocalSize, knobs.BuffSize); err != nil {
+			tcp.Close()
+			return nil, err
+		}
 		if m.shm, err = shmlink.Listen(job.JobID, job.Rank, job.Key, log); err != nil {
 			tcp.Close()
 			return nil, fmt.Errorf("listen for shared-memory links: %w", err)
@@ -296,4 +301,20 @@ func (m *linkManager) close() error {
 	}
 	m.acceptDone.Wait()
 	return errors.Join(errs...)
+}
+
+// checkShmSpace fails Init with an actionable message when /dev/shm cannot
+// hold the segments of a full mesh between the host's ranks (one segment,
+// two rings, per pair), instead of failing link by link in the middle of a
+// collective.
+func checkShmSpace(localSize, ringBytes int) error {
+	if localSize < 2 {
+		return nil
+	}
+	seg, err := shmlink.SegmentBytes(ringBytes)
+	if err != nil {
+		return fmt.Errorf("HCCL_BUFFSIZE: %w", err)
+	}
+	pairs := uint64(localSize) * uint64(localSize-1) / 2
+	return shm.CheckSpace(shm.DefaultDir, pairs*uint64(seg), nil)
 }

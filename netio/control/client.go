@@ -146,7 +146,10 @@ func (c *Client) finish(err error) {
 		c.err = err
 		close(c.done)
 		if ae := (*AbortError)(nil); errors.As(err, &ae) {
-			c.log.Warn("control: job aborted", "rank", c.rank, "origin", ae.Rank, "reason", ae.Reason)
+			// Info, not Warn: the abort reaches the program as the error of
+			// its next call, and the launcher prints one summary; a line
+			// from every rank would bury it.
+			c.log.Info("control: job aborted", "rank", c.rank, "origin", ae.Rank, "reason", ae.Reason)
 		} else if !errors.Is(err, ErrClosed) {
 			c.log.Warn("control: lost the control server", "rank", c.rank, "err", err)
 		}
