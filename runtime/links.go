@@ -11,11 +11,11 @@ import (
 	"sync"
 
 	"github.com/hcclrun/hcclrun/netio"
-	"github.com/hcclrun/hcclrun/shm"
 	"github.com/hcclrun/hcclrun/runtime/topo"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
 	"github.com/hcclrun/hcclrun/runtime/transport/tcplink"
+	"github.com/hcclrun/hcclrun/shm"
 )
 
 // linkManager opens the data links of a rank lazily, the first time the
