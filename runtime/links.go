@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	goruntime "runtime"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/runtime/topo"
@@ -73,6 +76,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 			tcp.Close()
 			return nil, err
 		}
+		shm.SetSpin(spinFor(job.LocalSize, facts.CPUs))
 		if m.shm, err = shmlink.Listen(job.JobID, job.Rank, job.Key, log); err != nil {
 			tcp.Close()
 			return nil, fmt.Errorf("listen for shared-memory links: %w", err)
@@ -219,6 +223,13 @@ type pendingDial struct {
 	err  error
 }
 
+// Open returns the link to peer if it is open, without waiting.
+func (m *linkManager) Open(peer int) transport.Link {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.links[peer]
+}
+
 // PeerFacts returns the topology facts peer published, waiting for them.
 func (m *linkManager) PeerFacts(ctx context.Context, peer int) (topo.Facts, error) {
 	if peer == m.rank {
@@ -317,4 +328,39 @@ func checkShmSpace(localSize, ringBytes int) error {
 	}
 	pairs := uint64(localSize) * uint64(localSize-1) / 2
 	return shm.CheckSpace(shm.DefaultDir, pairs*uint64(seg), nil)
+}
+
+// spinFor is how long a rank waiting on shared memory polls before it
+// sleeps: long when every rank of the host has a CPU of its own (a sleep
+// costs tens of microseconds of wake-up latency), short when the host is
+// oversubscribed and a spinning rank would steal the core its peer needs.
+func spinFor(localSize int, cpuList string) time.Duration {
+	cpus := goruntime.NumCPU()
+	if n := countCPUs(cpuList); n > 0 {
+		cpus = n
+	}
+	if localSize <= cpus {
+		return 200 * time.Microsecond
+	}
+	return shm.DefaultSpin
+}
+
+// countCPUs counts the CPUs of a list like "0-3,8".
+func countCPUs(list string) int {
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, ok := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return 0
+		}
+		b := a
+		if ok {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0
+			}
+		}
+		n += b - a + 1
+	}
+	return n
 }

@@ -3,6 +3,7 @@ package shm
 import (
 	"context"
 	goruntime "runtime"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,13 +15,25 @@ import (
 // the ring, which wakes the sleeper at once.
 const WakePeriod = 50 * time.Millisecond
 
-// spinFor is how long a waiter polls before it sleeps. A commit by a peer
-// running on the other core shows up within a fraction of a microsecond, and
-// a futex round trip costs several, so a short spin saves the syscalls in
-// a tight exchange. It must stay short: on an oversubscribed machine the
-// peer may need this very core to make progress, which is why the spin
-// yields between checks.
-const spinFor = 4 * time.Microsecond
+// spinFor is how long a waiter polls before it sleeps (nanoseconds). A
+// commit by a peer running on another core shows up within a fraction of a
+// microsecond, while a sleep costs a futex round trip and, worse, the
+// scheduler's wake-up latency: 40-50 us to a sleeping process here. So when
+// every rank of the host has a core of its own, waiting a while awake is
+// far cheaper than sleeping. On an oversubscribed host the peer may need
+// this very core to make progress, so the spin must stay short there. The
+// process that owns the ranks decides (SetSpin); the default is the short,
+// always-safe one.
+var spinFor atomic.Int64
+
+// DefaultSpin is the spin of a process that never called SetSpin.
+const DefaultSpin = 4 * time.Microsecond
+
+func init() { spinFor.Store(int64(DefaultSpin)) }
+
+// SetSpin sets how long waiters of this process poll before they sleep.
+// The spin yields to the process's other goroutines between checks.
+func SetSpin(d time.Duration) { spinFor.Store(int64(max(d, 0))) }
 
 // await returns when the consumer (consumer true) may find data, or the
 // producer space, or the ring was closed or aborted, or ctx is done. The
@@ -40,6 +53,7 @@ func (r *Ring) await(ctx context.Context, consumer bool, want uint64) error {
 		return err
 	}
 	var start time.Time
+	spin := time.Duration(spinFor.Load())
 	for i := 0; ; i++ {
 		if r.ready(consumer) || r.closed.Load() != 0 || r.local.Load() {
 			return nil
@@ -47,7 +61,7 @@ func (r *Ring) await(ctx context.Context, consumer bool, want uint64) error {
 		if i&7 == 7 {
 			if i == 7 {
 				start = time.Now()
-			} else if time.Since(start) > spinFor {
+			} else if time.Since(start) > spin {
 				break
 			}
 			goruntime.Gosched()

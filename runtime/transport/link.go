@@ -39,3 +39,14 @@ type PayloadVisitor interface {
 	// bytes, which must equal the header's Len.
 	VisitPayload(ctx context.Context, n int, fn func(off int, b []byte)) error
 }
+
+// TrySender is implemented by links that can tell, without waiting, that a
+// frame fits in their buffer (shared memory does). The executor sends such
+// frames inline, sparing a small step the hand-over of its send to another
+// goroutine, which costs a scheduler wake-up.
+type TrySender interface {
+	// TrySend sends the frame h, p if it can do so without waiting and
+	// reports whether it did. An error leaves the link unusable, as one of
+	// Send does.
+	TrySend(ctx context.Context, h *netio.Header, p []byte) (sent bool, err error)
+}

@@ -119,6 +119,20 @@ func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
 	return nil
 }
 
+// TrySend sends the frame h, p when the ring has room for all of it now,
+// and reports whether it did (see transport.TrySender).
+func (l *Link) TrySend(ctx context.Context, h *netio.Header, p []byte) (bool, error) {
+	l.mu.RLock()
+	free := l.tx.Cap() - l.tx.Buffered()
+	l.mu.RUnlock()
+	if free < netio.HeaderSize+len(p) || l.closed.Load() {
+		return false, nil
+	}
+	// Only this goroutine produces into tx, so the room cannot shrink:
+	// Send will not wait.
+	return true, l.Send(ctx, h, p)
+}
+
 func (l *Link) send(ctx context.Context, h *netio.Header, p []byte) error {
 	h.Encode(l.hdrOut[:])
 	if n := netio.HeaderSize + len(p); n <= smallFrame {
