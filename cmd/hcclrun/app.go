@@ -20,7 +20,8 @@ type launchFunc func(ctx context.Context, job *launcher.Job, io stdio) error
 const usageText = `hcclrun [options] PROGRAM [ARGS...]
    hcclrun ranktable [-np N | --check FILE]`
 
-const description = `hcclrun starts N copies (ranks) of PROGRAM on this machine, hands each its
+const description = `hcclrun starts N copies (ranks) of PROGRAM on this machine (or, with
+--hostfile or -H, on those hosts over ssh), hands each its
 identity and a generated rank table in the environment (HCCL_RANK,
 HCCL_WORLD_SIZE, HCCL_RANK_TABLE_FILE, ... and the torchrun, Open MPI and HCCL
 names), serves the job's control plane, relays their output, and brings the
@@ -36,6 +37,8 @@ Examples:
    hcclrun -np 4 ./train --lr 0.1
    hcclrun -n 2 --tag-output -x OMP_NUM_THREADS=1 -x PATH python3 worker.py
    hcclrun -np 8 --timeout 10m --grace 2s ./bench
+   hcclrun --hostfile hosts -np 8 /shared/train   # hosts: "node1 slots=4" lines
+   hcclrun -H node[1-2]:4 --display-map ./train   # where the ranks would run
    hcclrun ranktable -np 4               # the rank table a 4-rank job gets
    hcclrun ranktable --check table.json  # validate a table (ours or HCCL's)`
 
