@@ -57,7 +57,6 @@ type Executor struct {
 	left    []*task // the tasks of a step not done inline by trySends
 	workers []*worker
 	stepWG  sync.WaitGroup
-	stepCtx context.Context
 	onFail  func(error)
 
 	// Transfer ordinals of the current call, per peer.
@@ -127,6 +126,7 @@ type run struct {
 // nothing.
 type task struct {
 	r        *run
+	ctx      context.Context // of the step, for a task handed to a worker
 	index    int // step index, for errors
 	op       *plan.Op
 	ord      uint32
@@ -149,7 +149,7 @@ func (e *Executor) startWorker() *worker {
 	w := &worker{jobs: make(chan *task)}
 	go func() {
 		for t := range w.jobs {
-			t.err = t.r.exec(context.Background(), t)
+			t.err = t.r.exec(t.ctx, t)
 			e.stepWG.Done()
 		}
 	}()
@@ -181,9 +181,9 @@ func (r *run) step(ctx context.Context, index int, s *plan.Step) error {
 	for len(e.workers) < len(tasks)-1 {
 		e.workers = append(e.workers, e.startWorker())
 	}
-	e.stepCtx = ctx
 	e.stepWG.Add(len(tasks) - 1)
 	for i, t := range tasks[1:] {
+		t.ctx = ctx
 		e.workers[i].jobs <- t
 	}
 	tasks[0].err = r.exec(ctx, tasks[0])
@@ -283,12 +283,8 @@ func (r *run) region(reg plan.Region) ([]byte, error) {
 	return buf[lo:hi:hi], nil
 }
 
-// exec runs one op. Workers pass a background context: the step's context
-// is in e.stepCtx, read once the job has been handed over.
+// exec runs one op.
 func (r *run) exec(ctx context.Context, t *task) error {
-	if ctx == context.Background() {
-		ctx = r.e.stepCtx
-	}
 	err := r.execOp(ctx, t)
 	if err == nil {
 		return nil
