@@ -127,7 +127,7 @@ type run struct {
 type task struct {
 	r        *run
 	ctx      context.Context // of the step, for a task handed to a worker
-	index    int // step index, for errors
+	index    int             // step index, for errors
 	op       *plan.Op
 	ord      uint32
 	src, dst []byte
