@@ -19,6 +19,31 @@
 //  4. The executor (package executor) runs the plan over links to the peers
 //     (package transport: TCP between servers, shared memory within one),
 //     segment by segment, reducing with the kernels of package reduce.
+//     Every frame carries the call's sequence number and descriptor
+//     (collective, type, operator, root, count), the transfer's ordinal on
+//     its link and the segment's offset and length; a receiver that gets
+//     another frame than its plan expects fails with ErrMismatch. Rooted
+//     and empty plans start with an exchange of empty frames around the
+//     ring (callcheck.go), so that ranks that disagree always receive
+//     something from each other.
+//
+// # Joining and links
+//
+// Init connects to the launcher's control plane (netio/control), gathers
+// the rank's topology facts (package topo), listens for data links on the
+// address of its route to the launcher (or the interface HCCL_SOCKET_IFNAME
+// names) and on an abstract unix socket for shared memory, publishes both,
+// and waits for every rank. Links open lazily, when a plan first needs a
+// peer (links.go).
+//
+// # Failures
+//
+// The first op that fails aborts the job through the control plane and
+// closes this rank's links, so no peer waits for a rank that gave up;
+// peers then fail with ErrAborted naming the cause. HCCL_EXEC_TIMEOUT arms
+// one timer per communicator; when it fires the error names the call, its
+// number and the ranks that have not arrived, STUCK or LOST, from the
+// progress every rank reports in its heartbeats.
 //
 // # Concurrency and ordering
 //
