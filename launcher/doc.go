@@ -12,7 +12,21 @@
 //     is how a job comes down; control.go adapts the netio/control server.
 //   - Spawner and Process (spawner.go) are what Run needs from a host: start a
 //     rank, signal its process group, wait for it. LocalSpawner (local.go)
-//     starts ranks on this machine; the SSH agent provides another.
+//     starts ranks on this machine; the agent spawner (agentspawner.go)
+//     starts them on another host through `hcclrun agent`.
+//   - Multi-host jobs (remote.go): Job.Placement (from launcher/placement)
+//     names the hosts; Run dials every remote one over SSH (launcher/ssh),
+//     starts one agent per host before any rank, so that a refused host key,
+//     user or key starts nothing anywhere, runs the ranks of a host that is
+//     this machine directly, and binds the control plane to the address this
+//     machine has towards the hosts (never to every interface).
+//   - The agent (agent.go, RunAgent) and its protocol (agentproto.go):
+//     length-prefixed frames over the SSH session's stdin and stdout, the
+//     job key inside them (never on a command line), heartbeats both ways.
+//     The agent starts its host's ranks with a LocalSpawner and kills them
+//     when its link ends (stdin EOF, silence, a signal), because neither
+//     sshd nor SSH signals can be trusted to; the launcher turns a lost link
+//     into a *HostLostError naming the host and its ranks.
 //   - ExitStatus (status.go) is how a rank ended; the errors Run returns
 //     (errors.go) carry the summary a user sees and the exit code hcclrun
 //     returns.

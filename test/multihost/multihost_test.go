@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -517,5 +518,37 @@ func TestLaunchTime(t *testing.T) {
 	t.Logf("launch to all 6 ranks past Init, this machine:     min %v median %v max %v", local[0].Round(time.Millisecond), local[2].Round(time.Millisecond), local[4].Round(time.Millisecond))
 	if multi[2] > 10*time.Second {
 		t.Errorf("median launch %v: more than 10 s", multi[2])
+	}
+}
+
+// TestLauncherGone: SIGTERM to hcclrun is forwarded to every rank on every
+// host (exit 128+15); SIGKILL of hcclrun, which runs no code, still leaves
+// nothing behind, because each agent sees its stdin end and kills its ranks.
+func TestLauncherGone(t *testing.T) {
+	tests := []struct {
+		name string
+		sig  syscall.Signal
+		code int
+	}{
+		{"SIGTERM forwarded", syscall.SIGTERM, 128 + 15},
+		{"SIGKILL", syscall.SIGKILL, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, b, hf := setup(t)
+			cmd, _, errb := startJob(t, b, append(hostArgs(e, hf), filepath.Join(b, "collcheck"), "-hold", "2m")...)
+			for _, n := range e.Names[:3] {
+				if procs := jobProcs(t, e, n, b); len(procs) != 3 {
+					t.Fatalf("%s runs %d processes of the job, want the agent and 2 ranks: %v", n, len(procs), procs)
+				}
+			}
+			cmd.Process.Signal(tt.sig)
+			code, took := waitExit(t, cmd, 15*time.Second, errb)
+			t.Logf("hcclrun exited %d after %v: %s", code, took.Round(10*time.Millisecond), lastLine(errb.String()))
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d", code, tt.code)
+			}
+			noJobProcs(t, e, b, 10*time.Second)
+		})
 	}
 }
