@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/runtime/selector"
 )
 
 // The environment hcclrun gives every rank, and the runtime's knobs. This
@@ -105,11 +106,11 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 		return Knobs{}, fmt.Errorf("HCCL_SHM_DISABLE=%q: want 0 or 1", s)
 	}
 	if s := getenv("HCCL_BUFFSIZE"); s != "" {
-		n, err := parseBytes(s)
-		if err != nil || n < 4096 {
-			return Knobs{}, fmt.Errorf("HCCL_BUFFSIZE=%q: want a byte count of at least 4096 (e.g. 4194304, 4M)", s)
+		n, err := selector.ParseBytes(s)
+		if err != nil || n < 4096 || n > 1<<30 {
+			return Knobs{}, fmt.Errorf("HCCL_BUFFSIZE=%q: want a byte count from 4096 to 1G (e.g. 4194304, 4M)", s)
 		}
-		k.BuffSize = n
+		k.BuffSize = int(n)
 	}
 	for _, v := range []struct {
 		name string
@@ -131,27 +132,6 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 		return Knobs{}, fmt.Errorf("HCCL_DEBUG=%q: want WARN, INFO or TRACE", k.Debug)
 	}
 	return k, nil
-}
-
-// parseBytes reads "4194304", "4M", "64K" or "1G".
-func parseBytes(s string) (int, error) {
-	mult := 1
-	switch {
-	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
-		mult = 1 << 10
-	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
-		mult = 1 << 20
-	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
-		mult = 1 << 30
-	}
-	if mult != 1 {
-		s = s[:len(s)-1]
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, err
-	}
-	return n * mult, nil
 }
 
 // osGetenv is os.Getenv, named so that the one reader of the process

@@ -28,7 +28,7 @@ var (
 type OpError struct {
 	Op   string // "AllReduce", "Init", ...
 	Algo string // "ring", ... ("" before an algorithm was chosen)
-	Rank int
+	Rank int // -1 when not known yet (Init failed before reading it)
 	Peer int // -1 when no single peer is involved
 	Step int // -1 when not inside a plan
 	Err  error
@@ -42,7 +42,9 @@ func (e *OpError) Error() string {
 		b.WriteString("/")
 		b.WriteString(e.Algo)
 	}
-	fmt.Fprintf(&b, " rank %d", e.Rank)
+	if e.Rank >= 0 {
+		fmt.Fprintf(&b, " rank %d", e.Rank)
+	}
 	if e.Peer >= 0 {
 		fmt.Fprintf(&b, " peer %d", e.Peer)
 	}

@@ -9,11 +9,11 @@ import (
 	"net"
 	goruntime "runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/ranktable"
 	"github.com/hcclrun/hcclrun/runtime/topo"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
@@ -336,31 +336,11 @@ func checkShmSpace(localSize, ringBytes int) error {
 // oversubscribed and a spinning rank would steal the core its peer needs.
 func spinFor(localSize int, cpuList string) time.Duration {
 	cpus := goruntime.NumCPU()
-	if n := countCPUs(cpuList); n > 0 {
-		cpus = n
+	if list, err := ranktable.ParseCPUList(cpuList); err == nil && len(list) > 0 {
+		cpus = len(list)
 	}
 	if localSize <= cpus {
 		return 200 * time.Microsecond
 	}
 	return shm.DefaultSpin
-}
-
-// countCPUs counts the CPUs of a list like "0-3,8".
-func countCPUs(list string) int {
-	n := 0
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, ok := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return 0
-		}
-		b := a
-		if ok {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return 0
-			}
-		}
-		n += b - a + 1
-	}
-	return n
 }

@@ -279,3 +279,15 @@ func TestForcedAlgorithms(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectiveMatrixSmallBuffers runs the matrix through 4 KiB shared-
+// memory rings (1 KiB pipeline segments): no plan may rely on a link
+// buffering a whole transfer.
+func TestCollectiveMatrixSmallBuffers(t *testing.T) {
+	types := []typeCheck{matrixTypes[2], matrixTypes[10]} // int16, float32
+	for _, n := range []int{2, 3, 5} {
+		t.Run(fmt.Sprintf("np%d", n), func(t *testing.T) {
+			runMatrixOf(t, types, n, matrixCounts, hccl.WithBufferSize(4096))
+		})
+	}
+}

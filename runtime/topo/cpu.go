@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hcclrun/hcclrun/ranktable"
 )
 
 // affinity returns the CPUs the process may run on, as a list like "0-1,4".
@@ -21,28 +23,7 @@ func affinity() string {
 			cpus = append(cpus, i)
 		}
 	}
-	return formatCPUList(cpus)
-}
-
-// formatCPUList writes sorted CPU numbers as ranges: [0 1 2 4] -> "0-2,4".
-func formatCPUList(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
+	return ranktable.FormatCPUList(cpus)
 }
 
 // numaNodes reads /sys/devices/system/node/node*/cpulist.

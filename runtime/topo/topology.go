@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/hcclrun/hcclrun/ranktable"
 )
 
 // Class is how two ranks reach each other.
@@ -134,8 +136,9 @@ func (t *Topology) Print(w io.Writer) error {
 	return err
 }
 
+// rankList writes ranks as ranges, "0-3,8", the way CPU lists are written.
 func rankList(ranks []int) string {
-	return formatCPUList(ranks)
+	return ranktable.FormatCPUList(ranks)
 }
 
 func plural(n int, word string) string {

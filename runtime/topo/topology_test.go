@@ -68,12 +68,3 @@ func TestGatherReadsThisProcess(t *testing.T) {
 		t.Errorf("RouteTo(127.0.0.1) = %q %q %v", dev, src, err)
 	}
 }
-
-func TestFormatCPUList(t *testing.T) {
-	cases := map[string][]int{"": nil, "0": {0}, "0-2,4": {0, 1, 2, 4}, "1,3,5-6": {1, 3, 5, 6}}
-	for want, in := range cases {
-		if got := formatCPUList(in); got != want {
-			t.Errorf("formatCPUList(%v) = %q, want %q", in, got, want)
-		}
-	}
-}

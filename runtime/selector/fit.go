@@ -1,0 +1,216 @@
+package selector
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Sample is one measurement Fit learns from: algorithm Algo served Call in
+// Time (a median, the slowest rank's). NoShm says the ranks talked over TCP
+// although they share a server (HCCL_SHM_DISABLE=1): the model then prices
+// the job with WithoutShm, so the sample teaches the net class.
+type Sample struct {
+	Call  Call
+	Algo  string
+	NoShm bool
+	Time  time.Duration
+}
+
+// WithoutShm returns m for a job that may not use shared memory: every
+// link costs what the net class costs. Mesh and one-shot still run (they
+// need one server, not shm).
+func (m Model) WithoutShm() Model {
+	m.Links[Shm] = m.Links[Net]
+	return m
+}
+
+// The constants Fit solves for, in the order of the feature vector.
+const (
+	fitShmAlpha = iota
+	fitShmBeta
+	fitNetAlpha
+	fitNetBeta
+	fitGamma
+	fitCopy
+	fitStep
+	numFit
+)
+
+// features is sample's predicted time as a linear form in the fitted
+// constants: price(shape, nc) = features . constants, with the channel
+// count and the parallel gains fixed by base (they do not depend on the
+// constants fitted).
+func (m Model) features(smp Sample) ([numFit]float64, error) {
+	var f [numFit]float64
+	s, err := shapeOf(smp.Algo, smp.Call.Coll, smp.Call.Topo, smp.Call.Bytes)
+	if err != nil {
+		return f, err
+	}
+	if smp.NoShm {
+		for _, v := range []*[numClasses]float64{&s.lat, &s.bytes} {
+			v[Net] += v[Shm]
+			v[Shm] = 0
+		}
+	}
+	nc := m.channels(smp.Call.Bytes)
+	gain := 1
+	for c := Class(0); c < numClasses; c++ {
+		g := max(min(nc, m.Links[c].Parallel), 1)
+		col := fitShmAlpha + 2*int(c)
+		f[col] = s.lat[c]
+		f[col+1] = s.bytes[c] / float64(g)
+		if s.lat[c] > 0 {
+			gain = max(gain, g)
+		}
+	}
+	f[fitGamma] = s.reduce / float64(gain)
+	f[fitCopy] = s.copy / float64(gain)
+	f[fitStep] = s.local + s.msgs*float64(nc)
+	return f, nil
+}
+
+func (m Model) fitted() [numFit]float64 {
+	return [numFit]float64{
+		m.Links[Shm].Alpha.Seconds(), m.Links[Shm].Beta,
+		m.Links[Net].Alpha.Seconds(), m.Links[Net].Beta,
+		m.Gamma, m.Copy, m.Step.Seconds(),
+	}
+}
+
+func (m Model) withFitted(x [numFit]float64) Model {
+	d := func(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+	m.Links[Shm].Alpha, m.Links[Shm].Beta = d(x[fitShmAlpha]), x[fitShmBeta]
+	m.Links[Net].Alpha, m.Links[Net].Beta = d(x[fitNetAlpha]), x[fitNetBeta]
+	m.Gamma, m.Copy, m.Step = x[fitGamma], x[fitCopy], d(x[fitStep])
+	return m
+}
+
+// Fit returns base with its latencies, inverse bandwidths, reduction,
+// copy and step costs chosen to minimise the sum over samples of the
+// squared relative error (predicted/measured - 1)^2, so that a 10 us call
+// weighs as much as a 100 ms one. The model is linear in those constants
+// once the channel count is fixed, so this is a weighted linear least
+// squares problem; a constant the solution would make negative, or that no
+// sample exercises, keeps base's value and the others are solved again.
+// Channel and segment settings are not fitted.
+func Fit(base Model, samples []Sample) (Model, error) {
+	var rows [][numFit]float64
+	for _, smp := range samples {
+		if smp.Time <= 0 {
+			continue
+		}
+		f, err := base.features(smp)
+		if err != nil {
+			return base, fmt.Errorf("fit: sample %s with %s: %w", smp.Call, smp.Algo, err)
+		}
+		t := smp.Time.Seconds()
+		for i := range f {
+			f[i] /= t
+		}
+		rows = append(rows, f)
+	}
+	if len(rows) == 0 {
+		return base, errors.New("fit: no usable sample")
+	}
+	x := base.fitted()
+	var free [numFit]bool
+	for j := range free {
+		for _, r := range rows {
+			if r[j] != 0 {
+				free[j] = true
+				break
+			}
+		}
+	}
+	for range numFit {
+		sol, ok := solveFixed(rows, x, free)
+		if !ok {
+			return base, errors.New("fit: the samples do not determine the constants (singular system)")
+		}
+		worst := -1
+		for j := range sol {
+			if free[j] && sol[j] < 0 && (worst < 0 || sol[j] < sol[worst]) {
+				worst = j
+			}
+		}
+		if worst < 0 {
+			return base.withFitted(sol), nil
+		}
+		free[worst] = false
+	}
+	return base, errors.New("fit: no non-negative solution")
+}
+
+// solveFixed solves min sum_i (r_i . x - 1)^2 over the free coordinates,
+// the others held at x's values, by the normal equations.
+func solveFixed(rows [][numFit]float64, x [numFit]float64, free [numFit]bool) ([numFit]float64, bool) {
+	var idx []int
+	for j := range free {
+		if free[j] {
+			idx = append(idx, j)
+		}
+	}
+	k := len(idx)
+	a := make([][]float64, k)
+	for i := range a {
+		a[i] = make([]float64, k+1)
+	}
+	for _, r := range rows {
+		rhs := 1.0
+		for j := range r {
+			if !free[j] {
+				rhs -= r[j] * x[j]
+			}
+		}
+		for p, jp := range idx {
+			for q, jq := range idx {
+				a[p][q] += r[jp] * r[jq]
+			}
+			a[p][k] += r[jp] * rhs
+		}
+	}
+	// Gaussian elimination with partial pivoting; columns are scaled by
+	// their diagonal first, since alphas (1e-5) and betas (1e-9) differ by
+	// orders of magnitude.
+	scale := make([]float64, k)
+	for p := range k {
+		scale[p] = math.Sqrt(a[p][p])
+		if scale[p] == 0 {
+			return x, false
+		}
+	}
+	for p := range k {
+		for q := range k {
+			a[p][q] /= scale[p] * scale[q]
+		}
+		a[p][k] /= scale[p]
+	}
+	for c := range k {
+		piv := c
+		for r := c + 1; r < k; r++ {
+			if math.Abs(a[r][c]) > math.Abs(a[piv][c]) {
+				piv = r
+			}
+		}
+		if math.Abs(a[piv][c]) < 1e-12 {
+			return x, false
+		}
+		a[c], a[piv] = a[piv], a[c]
+		for r := range k {
+			if r == c {
+				continue
+			}
+			f := a[r][c] / a[c][c]
+			for q := c; q <= k; q++ {
+				a[r][q] -= f * a[c][q]
+			}
+		}
+	}
+	out := x
+	for p, j := range idx {
+		out[j] = a[p][k] / a[p][p] / scale[p]
+	}
+	return out, true
+}
