@@ -28,9 +28,9 @@ var (
 type OpError struct {
 	Op   string // "AllReduce", "Init", ...
 	Algo string // "ring", ... ("" before an algorithm was chosen)
-	Rank int // -1 when not known yet (Init failed before reading it)
-	Peer int // -1 when no single peer is involved
-	Step int // -1 when not inside a plan
+	Rank int    // -1 when not known yet (Init failed before reading it)
+	Peer int    // -1 when no single peer is involved
+	Step int    // -1 when not inside a plan
 	Err  error
 }
 
