@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -128,6 +129,7 @@ func NewAgentSpawner(ctx context.Context, host string, link AgentLink, log *slog
 		return nil, fmt.Errorf("start agent on %s: %w", host, err)
 	}
 	s.agentHost, s.agentPid = m.Hostname, m.Pid
+	s.up.Store(true)
 	log.Debug("agent ready", "host", host, "hostname", m.Hostname, "pid", m.Pid)
 	go s.heartbeat()
 	return s, nil
@@ -146,6 +148,7 @@ type agentSpawner struct {
 	stopOnce      sync.Once
 	stderrDone    chan struct{}
 	errTail       *tailBuffer
+	up            atomic.Bool // the handshake is done: the agent's stderr goes to the log
 
 	mu      sync.Mutex
 	procs   map[int]*remoteProc
@@ -423,16 +426,26 @@ func (s *agentSpawner) relayStderr() {
 			if i < 0 {
 				break
 			}
-			s.log.Warn("agent", "host", s.host, "stderr", string(line[:i]))
+			s.logStderr(string(line[:i]))
 			line = line[i+1:]
 		}
 		if err != nil {
 			if len(line) > 0 {
-				s.log.Warn("agent", "host", s.host, "stderr", string(line))
+				s.logStderr(string(line))
 			}
 			return
 		}
 	}
+}
+
+// logStderr logs a line of the agent's stderr: a warning once the agent
+// runs, detail before (a failed start quotes it in its error anyway).
+func (s *agentSpawner) logStderr(line string) {
+	level := slog.LevelDebug
+	if s.up.Load() {
+		level = slog.LevelWarn
+	}
+	s.log.Log(context.Background(), level, "agent", "host", s.host, "stderr", line)
 }
 
 // agentStderr is the tail of what the agent wrote to stderr, on one line.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hcclrun/hcclrun/launcher/placement"
 	"github.com/hcclrun/hcclrun/launcher/ssh"
@@ -67,7 +68,9 @@ func connectHosts(ctx context.Context, p *placement.Placement, rm Remote, log *s
 			dest[k] = h.User + "@" + h.Name
 		}
 	}
+	start := time.Now()
 	clients, err := d.DialAll(ctx, dest)
+	log.Debug("ssh connections", "hosts", len(dest), "took", time.Since(start), "err", err)
 	if err != nil {
 		closeClients(clients)
 		return nil, "", fmt.Errorf("connect to the job's hosts (nothing was started): %w", err)
@@ -97,6 +100,7 @@ func connectHosts(ctx context.Context, p *placement.Placement, rm Remote, log *s
 		})
 	}
 	wg.Wait()
+	log.Debug("agents started", "hosts", len(remote), "took", time.Since(start))
 	if err := errors.Join(errs...); err != nil {
 		for k, i := range remote {
 			if hosts[i].Spawner != nil {
@@ -125,11 +129,15 @@ func startSSHAgent(ctx context.Context, c *ssh.Client, name, agentPath string, l
 		c.Close()
 		return nil, fmt.Errorf("start agent on %s: %w", name, err)
 	}
-	return NewAgentSpawner(ctx, name, AgentLink{
+	sp, err := NewAgentSpawner(ctx, name, AgentLink{
 		R: sess.Stdout, W: sess.Stdin, Stderr: sess.Stderr,
 		Close: func() error { sess.Close(); return c.Close() },
 		Lost:  c.Done(), Err: c.Err,
 	}, log)
+	if err != nil && (strings.Contains(err.Error(), "No such file") || strings.Contains(err.Error(), "not found")) {
+		err = fmt.Errorf("%w; hcclrun must be installed as %s on every host (run hcclrun by that absolute path, or give --prefix DIR for DIR/bin/hcclrun)", err, agentPath)
+	}
+	return sp, err
 }
 
 func closeClients(cs []*ssh.Client) {

@@ -552,3 +552,30 @@ func TestLauncherGone(t *testing.T) {
 		})
 	}
 }
+
+// TestStartFailures: an agent or a program missing on the hosts is an
+// error that says so, with the shell's exit code for a missing program.
+func TestStartFailures(t *testing.T) {
+	e, b, hf := setup(t)
+	nowhere := filepath.Join(t.TempDir(), "nowhere")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"agent missing", append(hostArgs(e, hf), "--prefix", nowhere, filepath.Join(b, "collcheck")), 1,
+			"hcclrun must be installed as " + nowhere + "/bin/hcclrun on every host"},
+		{"program missing", append(hostArgs(e, hf), filepath.Join(nowhere, "prog")), 127,
+			`: cannot start "` + nowhere + `/prog": no such file or directory`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := hcclrun(t, b, time.Minute, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+				t.Fatalf("exit %d, want %d; stderr lacks %q:\n%s", r.code, tt.code, tt.want, r.stderr)
+			}
+			noJobProcs(t, e, b, 10*time.Second)
+		})
+	}
+}
