@@ -151,6 +151,16 @@ func TestSixRanksThreeHosts(t *testing.T) {
 			}
 		}
 	})
+	t.Run("ssh-port and -H", func(t *testing.T) {
+		if e.AltPort == 0 {
+			t.Skip("the harness has no second ssh port")
+		}
+		hosts := strings.Join([]string{e.Names[0] + ":1", e.Names[1] + ":1"}, ",")
+		out := mustRun(t, b, "-H", hosts, "--ssh-config", e.SSHConfig, "--ssh-port", strconv.Itoa(e.AltPort), filepath.Join(b, "collcheck"), "-count", "10")
+		if n := len(regexp.MustCompile(`(?m)^rank \d/2 ok`).FindAllString(out, -1)); n != 2 {
+			t.Fatalf("%d ranks ok, want 2:\n%s", n, out)
+		}
+	})
 	t.Run("allreduce", func(t *testing.T) {
 		out := mustRun(t, b, append(hostArgs(e, hf), filepath.Join(b, "allreduce"))...)
 		if n := strings.Count(out, "sum = 21"); n != 6 {
