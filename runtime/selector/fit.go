@@ -92,9 +92,12 @@ func (m Model) withFitted(x [numFit]float64) Model {
 // squared relative error (predicted/measured - 1)^2, so that a 10 us call
 // weighs as much as a 100 ms one. The model is linear in those constants
 // once the channel count is fixed, so this is a weighted linear least
-// squares problem; a constant the solution would make negative, or that no
-// sample exercises, keeps base's value and the others are solved again.
-// Channel and segment settings are not fitted.
+// squares problem. A faint pull towards base's values (a ridge term, 1e-6
+// of the data's weight) settles what the samples cannot tell apart, such
+// as alpha and step when every sample has one message per round, and
+// keeps constants no sample exercises; a constant the solution would make
+// negative keeps base's value and the others are solved again. Channel and
+// segment settings are not fitted.
 func Fit(base Model, samples []Sample) (Model, error) {
 	var rows [][numFit]float64
 	for _, smp := range samples {
@@ -118,14 +121,11 @@ func Fit(base Model, samples []Sample) (Model, error) {
 	var free [numFit]bool
 	for j := range free {
 		for _, r := range rows {
-			if r[j] != 0 {
-				free[j] = true
-				break
-			}
+			free[j] = free[j] || r[j] != 0
 		}
 	}
 	for range numFit {
-		sol, ok := solveFixed(rows, x, free)
+		sol, ok := solveFixed(rows, x, free, 1e-6*float64(len(rows)))
 		if !ok {
 			return base, errors.New("fit: the samples do not determine the constants (singular system)")
 		}
@@ -143,9 +143,10 @@ func Fit(base Model, samples []Sample) (Model, error) {
 	return base, errors.New("fit: no non-negative solution")
 }
 
-// solveFixed solves min sum_i (r_i . x - 1)^2 over the free coordinates,
-// the others held at x's values, by the normal equations.
-func solveFixed(rows [][numFit]float64, x [numFit]float64, free [numFit]bool) ([numFit]float64, bool) {
+// solveFixed solves min sum_i (r_i . x - 1)^2 + ridge sum_j (x_j/x0_j - 1)^2
+// over the free coordinates j, the others held at x0's values, by the
+// normal equations.
+func solveFixed(rows [][numFit]float64, x [numFit]float64, free [numFit]bool, ridge float64) ([numFit]float64, bool) {
 	var idx []int
 	for j := range free {
 		if free[j] {
@@ -169,6 +170,12 @@ func solveFixed(rows [][numFit]float64, x [numFit]float64, free [numFit]bool) ([
 				a[p][q] += r[jp] * r[jq]
 			}
 			a[p][k] += r[jp] * rhs
+		}
+	}
+	for p, j := range idx {
+		if x[j] > 0 {
+			a[p][p] += ridge / (x[j] * x[j])
+			a[p][k] += ridge / x[j]
 		}
 	}
 	// Gaussian elimination with partial pivoting; columns are scaled by

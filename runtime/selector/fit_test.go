@@ -1,0 +1,154 @@
+package selector
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/runtime/plan"
+)
+
+// fitCalls are the calls calibrate measures: one server, np 2 to 4, sizes
+// 8 B to 64 MiB, every algorithm that serves each collective.
+func fitSamples(t *testing.T, truth Model, noise func(i int) float64) []Sample {
+	t.Helper()
+	var out []Sample
+	i := 0
+	for _, coll := range []plan.Coll{plan.AllReduce, plan.AllGather, plan.ReduceScatter, plan.Broadcast} {
+		for n := 2; n <= 4; n++ {
+			for size := int64(8); size <= 64<<20; size *= 4 {
+				for _, noShm := range []bool{false, true} {
+					m := truth
+					if noShm {
+						if coll != plan.AllReduce {
+							continue
+						}
+						m = truth.WithoutShm()
+					}
+					call := Call{coll, size, Topo{n, 1}}
+					for _, e := range Predict(m, Policy{}, call).Candidates {
+						if e.Err != nil {
+							continue
+						}
+						i++
+						out = append(out, Sample{call, e.Algo, noShm, time.Duration(float64(e.Time) * noise(i))})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestFitRecoversConstants(t *testing.T) {
+	truth := DefaultModel()
+	truth.Links[Shm].Alpha, truth.Links[Shm].Beta = 37*time.Microsecond, 1/3e9
+	truth.Links[Net].Alpha, truth.Links[Net].Beta = 91*time.Microsecond, 1/0.4e9
+	truth.Gamma, truth.Copy, truth.Step = 1/1.7e9, 1/6e9, 2*time.Microsecond
+	tests := []struct {
+		name  string
+		noise func(int) float64
+		tol   float64 // relative, per constant
+	}{
+		{"exact", func(int) float64 { return 1 }, 0.01}, // the ridge and ns rounding
+		// +-5% alternating: the fit averages it out.
+		{"noisy", func(i int) float64 { return 1 + 0.05*float64(i%3-1) }, 0.25},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Fit(DefaultModel(), fitSamples(t, truth, tt.noise))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, have := truth.fitted(), got.fitted()
+			names := []string{"shm.alpha", "shm.beta", "net.alpha", "net.beta", "gamma", "copy", "step"}
+			for j := range want {
+				if math.Abs(have[j]/want[j]-1) > tt.tol {
+					t.Errorf("%s = %g, want %g within %.1f%%", names[j], have[j], want[j], 100*tt.tol)
+				}
+			}
+		})
+	}
+}
+
+func TestFitKeepsUnexercisedAndNegative(t *testing.T) {
+	base := DefaultModel()
+	// Only shm samples of a few bytes, all alike: nothing tells alpha from
+	// step or the byte constants apart (the ridge settles it), and net is
+	// never exercised, so it keeps base's values exactly.
+	var samples []Sample
+	for size := int64(8); size <= 512; size *= 4 {
+		samples = append(samples, Sample{Call{plan.AllReduce, size, Topo{2, 1}}, "ring", false, 100 * time.Microsecond})
+	}
+	got, err := Fit(base, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Links[Net] != base.Links[Net] {
+		t.Errorf("net class changed without a net sample: %+v", got.Links[Net])
+	}
+	for j, v := range got.fitted() {
+		if v < 0 {
+			t.Errorf("constant %d negative: %g", j, v)
+		}
+	}
+	// Two rounds of a few bytes: alpha carries the time.
+	if a := got.Links[Shm].Alpha; a < 40*time.Microsecond || a > 51*time.Microsecond {
+		t.Errorf("shm.alpha = %v, want about 50us (100us over two rounds)", a)
+	}
+}
+
+func TestFitErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		samples []Sample
+		want    string
+	}{
+		{"none", nil, "no usable sample"},
+		{"zero time", []Sample{{Call{plan.AllReduce, 8, Topo{2, 1}}, "ring", false, 0}}, "no usable sample"},
+		{"unknown algorithm", []Sample{{Call{plan.AllReduce, 8, Topo{2, 1}}, "nosuch", false, time.Millisecond}}, "unknown algorithm"},
+		{"cannot serve", []Sample{{Call{plan.Broadcast, 8, Topo{2, 1}}, "rhd", false, time.Millisecond}}, "does not implement"},
+	} {
+		if _, err := Fit(DefaultModel(), tt.samples); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestWithoutShm(t *testing.T) {
+	m := DefaultModel().WithoutShm()
+	if m.Links[Shm] != m.Links[Net] {
+		t.Errorf("shm class %+v, want the net class %+v", m.Links[Shm], m.Links[Net])
+	}
+	tab := Predict(m, Policy{}, Call{plan.AllReduce, 8, Topo{4, 1}})
+	if _, err := tab.Chosen(); err != nil {
+		t.Fatal(err)
+	}
+	if d := Predict(DefaultModel(), Policy{}, Call{plan.AllReduce, 8, Topo{4, 1}}); tab.Candidates[0].Time <= d.Candidates[0].Time {
+		t.Errorf("without shm %v, not slower than with it %v", tab.Candidates[0].Time, d.Candidates[0].Time)
+	}
+}
+
+// TestFitNegativeKeepsBase feeds times that fall with the size: the best
+// unconstrained inverse bandwidth is negative, so it keeps base's value.
+func TestFitNegativeKeepsBase(t *testing.T) {
+	base := DefaultModel()
+	var samples []Sample
+	for size := int64(1 << 10); size <= 1<<20; size *= 4 {
+		d := 2*time.Millisecond - time.Duration(size)
+		samples = append(samples, Sample{Call{plan.Broadcast, size, Topo{2, 1}}, "tree", false, d})
+	}
+	got, err := Fit(base, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Links[Shm].Beta != base.Links[Shm].Beta {
+		t.Errorf("shm beta %g, want base's %g kept", got.Links[Shm].Beta, base.Links[Shm].Beta)
+	}
+	for j, v := range got.fitted() {
+		if v < 0 {
+			t.Errorf("constant %d negative: %g", j, v)
+		}
+	}
+}
