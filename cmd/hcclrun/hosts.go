@@ -38,9 +38,10 @@ func hostFlags() []cli.Flag {
 var errMapShown = errors.New("job map displayed")
 
 // placeJob sets the job's placement from the host flags. Without
-// --hostfile and -H the job stays on this machine as before (Hosts and
-// Placement nil, -N giving -np when -np is not set). With --display-map it
-// prints the map and returns errMapShown.
+// --hostfile and -H, inside a Slurm allocation the allocation's nodes are
+// the hosts (as mpirun does); otherwise the job stays on this machine as
+// before (Hosts and Placement nil, -N giving -np when -np is not set). With
+// --display-map it prints the map and returns errMapShown.
 func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 	hostfile := c.String("hostfile")
 	hostList := strings.Join(c.StringSlice("host"), ",")
@@ -55,7 +56,13 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 	if c.IsSet("np") {
 		opts.NP = job.NP
 	}
-	if hostfile == "" && hostList == "" {
+	var hosts []placement.Host
+	if nodes, tasks := slurmAllocation(); hostfile == "" && hostList == "" && nodes != "" && tasks != "" {
+		if hosts, err = placement.FromSlurm(nodes, tasks); err != nil {
+			return usageErrorf("slurm allocation: %v", err)
+		}
+	}
+	if hostfile == "" && hostList == "" && hosts == nil {
 		if opts.PerNode > 0 && !c.IsSet("np") {
 			job.NP = opts.PerNode
 		}
@@ -69,9 +76,10 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 		}
 		return nil
 	}
-	hosts, err := placement.Resolve(hostfile, hostList)
-	if err != nil {
-		return usageErrorf("%v", err)
+	if hosts == nil {
+		if hosts, err = placement.Resolve(hostfile, hostList); err != nil {
+			return usageErrorf("%v", err)
+		}
 	}
 	p, err := placement.Map(hosts, opts)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,5 +148,31 @@ func TestDisplayMap(t *testing.T) {
 	out.Reset()
 	if code := run(t.Context(), []string{"hcclrun", "--display-map", "-np", "3", "prog"}, stdio{strings.NewReader(""), &out, &errb}); code != 0 || !strings.Contains(out.String(), "Data for node: localhost") {
 		t.Fatalf("local map: exit %d\n%s", code, out.String())
+	}
+}
+
+// Inside a Slurm allocation without --hostfile or -H, its nodes are the
+// hosts, with SLURM_TASKS_PER_NODE as their slots.
+func TestSlurmAllocation(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "h[1-3]")
+	t.Setenv("SLURM_TASKS_PER_NODE", "2(x2),1")
+	job, out, err := parse(t, "p")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var got []string
+	for _, n := range job.Placement.Nodes {
+		got = append(got, fmt.Sprintf("%s:%d", n.Host.Name, n.Ranks))
+	}
+	if strings.Join(got, ",") != "h1:2,h2:2,h3:1" {
+		t.Fatalf("placement %v", got)
+	}
+	// -H wins over the allocation.
+	if job, _, err = parse(t, "-H", "x:1", "p"); err != nil || len(job.Placement.Nodes) != 1 || job.Placement.Nodes[0].Host.Name != "x" {
+		t.Fatalf("-H in an allocation: %v %+v", err, job)
+	}
+	t.Setenv("SLURM_TASKS_PER_NODE", "2")
+	if _, _, err := parse(t, "p"); err == nil || !strings.Contains(err.Error(), "slurm allocation") {
+		t.Fatalf("inconsistent allocation: %v", err)
 	}
 }
