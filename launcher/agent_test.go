@@ -220,3 +220,21 @@ func TestAgentKillsRanksWhenLinkEnds(t *testing.T) {
 		})
 	}
 }
+
+// An agent of another protocol version refuses in its Ready and exits.
+func TestAgentRefusesOtherVersion(t *testing.T) {
+	cmd, in, out, _ := startAgentProc(t)
+	h := &hand{t: t, fw: newFrameWriter(in), r: bufio.NewReader(out)}
+	h.send(msgHello, agentMsg{Version: agentProtoVersion + 1})
+	f := h.until(msgReady)
+	if !strings.Contains(f.msg.Err, "use the same hcclrun on every host") {
+		t.Fatalf("ready: %+v", f.msg)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("agent still running after refusing")
+	}
+}

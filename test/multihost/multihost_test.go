@@ -380,8 +380,23 @@ func TestHostFailures(t *testing.T) {
 			e, b, hf := setup(t)
 			victim := e.Names[1] // ranks 2-3
 			cmd, _, errb := startJob(t, b, append(hostArgs(e, hf), filepath.Join(b, "collcheck"), "-hold", "2m")...)
-			if procs := jobProcs(t, e, victim, b); len(procs) != 3 {
+			procs := jobProcs(t, e, victim, b)
+			if len(procs) != 3 {
 				t.Fatalf("%s runs %d processes of the job, want the agent and 2 ranks: %v", victim, len(procs), procs)
+			}
+			// The job key reaches the agent on stdin: no command line
+			// carries it (ps shows command lines to every user).
+			agents := 0
+			for _, p := range procs {
+				if strings.HasSuffix(p, " "+b+"/hcclrun agent ") {
+					agents++
+				}
+				if strings.Contains(p, "KEY") {
+					t.Errorf("a command line shows a key: %s", p)
+				}
+			}
+			if agents != 1 {
+				t.Errorf("want one agent on %s, running as %s/hcclrun agent: %v", victim, b, procs)
 			}
 			faultAt := time.Now()
 			tt.fault(e, t, victim)
