@@ -1,0 +1,45 @@
+package faultsuite
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// TestShmTooSmall runs the job in a private mount namespace whose /dev/shm
+// is a 2 MiB tmpfs: Init fails on the spot with the message that says how
+// much there is, how much the job needs and what to do, and hcclrun exits
+// with that rank's code (7: Init failed).
+func TestShmTooSmall(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a private mount namespace with a small /dev/shm")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare(1) (util-linux)")
+	}
+	prefix := []string{"unshare", "-m", "sh", "-c", `mount -t tmpfs -o size=2m tmpfs /dev/shm && exec "$0" "$@"`}
+	j := startJob(t, nil, prefix, args(faultProg, "-mode", "loop", "-for", "1s")...)
+	rs := j.ranks(4, 30*time.Second)
+	j.wait(20 * time.Second)
+	j.checkClean(rs)
+	msg := regexp.MustCompile(`^hccl: Init rank \d: /dev/shm has 2 MiB free, this job needs \d+ [KMG]iB: enlarge it or lower HCCL_BUFFSIZE$`)
+	errs := j.errors()
+	if len(errs) == 0 {
+		t.Fatalf("no rank reported an error\n%s", j.output())
+	}
+	for r, e := range errs {
+		if e.class != "init" || !msg.MatchString(e.msg) {
+			t.Errorf("rank %d: %s %q, want %q", r, e.class, e.msg, msg)
+		}
+	}
+	if m := summaryRE.FindStringSubmatch(j.summary()); j.code != 7 || m == nil || m[1] != "7" {
+		t.Errorf("exit code %d, summary %q; want 7", j.code, j.summary())
+	}
+	if j.elapsed > 10*time.Second {
+		t.Errorf("took %v", j.elapsed)
+	}
+	e := errs[firstFailed(errs)]
+	t.Logf("hcclrun exited %d after %v: %s; rank %d: %s", j.code, j.elapsed.Round(time.Millisecond), j.summary(), e.rank, e.msg)
+}
