@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -153,4 +154,52 @@ func first(s []string) string {
 		return ""
 	}
 	return s[0]
+}
+
+// TestSilentConnectionsAtStartup: before the ranks join (they wait a second
+// in a shell wrapper), strangers open connections to the control port and
+// say nothing. A few (100) must not keep the ranks out; 300, more than the
+// listener's 256 handshakes in progress, makes every rank's Init fail
+// today (reported in issue 7's note): that case runs with
+// FAULTSUITE_KNOWN_DEFECTS=1.
+func TestSilentConnectionsAtStartup(t *testing.T) {
+	for _, tc := range []struct {
+		conns int
+		known bool
+	}{{100, false}, {300, true}} {
+		t.Run(fmt.Sprint(tc.conns), func(t *testing.T) {
+			if tc.known && os.Getenv("FAULTSUITE_KNOWN_DEFECTS") != "1" {
+				t.Skip("known defect: more silent connections than the handshake slots make Init fail; FAULTSUITE_KNOWN_DEFECTS=1 runs it")
+			}
+			wrapper := `echo "rank $HCCL_RANK start pid=$$ control=$HCCL_CONTROL_ADDR job=$HCCL_JOB_ID"; sleep 1; exec "$0" "$@"`
+			j := startJob(t, nil, nil, args("sh", "-c", wrapper, faultProg, "-mode", "loop", "-count", "4096", "-for", "1s")...)
+			rs := j.ranks(1, 30*time.Second)
+			var held []net.Conn
+			for range tc.conns {
+				c, err := net.Dial("tcp", rs[0].control)
+				if err != nil {
+					t.Fatalf("connection %d: %v", len(held), err)
+				}
+				held = append(held, c)
+			}
+			select {
+			case <-j.exited:
+				t.Fatalf("the job ended before the connections were open\n%s", j.output())
+			default:
+			}
+			if _, ready := j.matches(readyRE); len(ready) > 0 {
+				t.Fatalf("a rank joined before the %d connections were open; the case proves nothing", tc.conns)
+			}
+			j.wait(60 * time.Second)
+			for _, c := range held {
+				c.Close()
+			}
+			j.checkClean(j.ranks(4, time.Second))
+			_, done := j.matches(regexp.MustCompile(`^rank (\d+) done iters=(\d+)$`))
+			if j.code != 0 || len(done) != 4 {
+				t.Fatalf("with %d silent connections held: exit code %d, %d ranks done; want 0 and 4\n%s", len(held), j.code, len(done), j.output())
+			}
+			t.Logf("%d silent connections held: job done in %v", len(held), j.elapsed.Round(time.Millisecond))
+		})
+	}
 }
