@@ -36,7 +36,11 @@ func startAgentProc(t *testing.T) (*exec.Cmd, io.WriteCloser, io.Reader, *syncBu
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The deadline of every hand-driven exchange: a read from a hung agent
+	// ends with EOF when it is killed.
+	deadline := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
 	t.Cleanup(func() {
+		deadline.Stop()
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
