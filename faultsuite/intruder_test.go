@@ -28,6 +28,7 @@ func TestIntruders(t *testing.T) {
 	rs := j.ranks(4, 30*time.Second)
 	j.ready(4, 60*time.Second)
 	j.noteRunning(rs)
+	key := j.jobKey(rs[0])
 	var targets []string
 	for _, l := range j.running.listeners {
 		if l.port > 0 {
@@ -127,6 +128,7 @@ func TestIntruders(t *testing.T) {
 		c.Close()
 	}
 	j.checkClean(rs)
+	j.checkKeyHidden(key)
 
 	_, done := j.matches(regexp.MustCompile(`^rank (\d+) done iters=(\d+)$`))
 	iters := map[string]bool{}

@@ -268,3 +268,28 @@ func (j *job) checkClean(rs []rank) time.Duration {
 	}
 	return gone
 }
+
+// jobKey reads HCCL_JOB_KEY from a running rank's environment (the suite
+// is root, as the ranks' owner is), to check that it is never printed.
+func (j *job) jobKey(r rank) string {
+	j.t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", r.pid))
+	if err != nil {
+		j.t.Fatalf("environment of rank pid %d: %v", r.pid, err)
+	}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("HCCL_JOB_KEY=")); ok && len(v) > 0 {
+			return string(v)
+		}
+	}
+	j.t.Fatalf("rank pid %d has no HCCL_JOB_KEY", r.pid)
+	return ""
+}
+
+// checkKeyHidden fails the test if key appears in the job's output.
+func (j *job) checkKeyHidden(key string) {
+	j.t.Helper()
+	if strings.Contains(j.output(), key) {
+		j.t.Errorf("the job key appears in the job's output")
+	}
+}

@@ -39,11 +39,13 @@ func TestRankStopped(t *testing.T) {
 			rs := j.ranks(4, 30*time.Second)
 			j.ready(4, 60*time.Second)
 			j.noteRunning(rs)
+			key := j.jobKey(rs[0])
 			time.Sleep(delay)
 			stopped := signal(t, rs[victim].pid, syscall.SIGSTOP)
 			j.wait(30 * time.Second)
 			exited := time.Since(stopped)
 			gone := j.checkClean(rs)
+			j.checkKeyHidden(key)
 
 			errs := j.errors()
 			timeouts := 0
