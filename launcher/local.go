@@ -31,9 +31,9 @@ const drainTimeout = time.Second
 type LocalSpawner struct {
 	host string
 	// agent marks the spawner of an hcclrun agent: its table directories
-	// are named agentTableDirPrefix and it sweeps nothing, because pids in
-	// directory names mean nothing across PID namespaces (hosts that share
-	// /tmp, as the test harness's do).
+	// are named agentTableDirPrefix+host+"-"+pid, and it sweeps only those
+	// of its own host name, because a pid means nothing in another host's
+	// PID namespace (hosts may share /tmp, as the test harness's do).
 	agent bool
 
 	mu  sync.Mutex
@@ -69,11 +69,14 @@ func (s *LocalSpawner) StageRankTable(table []byte) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dir == "" {
-		pattern := agentTableDirPrefix
-		if !s.agent {
-			sweepStaleTables(os.TempDir())
-			pattern = fmt.Sprintf("%s%d-", tableDirPrefix, os.Getpid())
+		prefix := tableDirPrefix
+		if s.agent {
+			// A crashed host's agent could not clean up: its successor
+			// on the same host does.
+			prefix = agentTableDirPrefix + s.host + "-"
 		}
+		sweepStaleTables(os.TempDir(), prefix)
+		pattern := fmt.Sprintf("%s%d-", prefix, os.Getpid())
 		dir, err := os.MkdirTemp("", pattern)
 		if err != nil {
 			return "", fmt.Errorf("stage rank table on %s: %w", s.host, err)
@@ -101,21 +104,24 @@ func (s *LocalSpawner) StageRankTable(table []byte) (string, error) {
 // the launcher's pid: "hcclrun-1234-567890".
 const tableDirPrefix = "hcclrun-"
 
-// agentTableDirPrefix starts the name of an agent's table directory; the
-// sweep of tableDirPrefix directories skips it (no pid follows).
+// agentTableDirPrefix starts the name of an agent's table directory,
+// followed by the host name and the agent's pid; the launcher's sweep of
+// tableDirPrefix directories skips it (no pid follows "hcclrun-").
 const agentTableDirPrefix = "hcclrun-agent-"
 
 // sweepStaleTables removes the table directories of launchers that died
 // without cleaning up (kill -9 runs no code): directories named after a pid
 // that no longer exists. It is best effort; a directory of a live process,
 // or of a pid that was reused, is left alone.
-func sweepStaleTables(tmp string) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, tableDirPrefix+"*-*"))
+func sweepStaleTables(tmp, prefix string) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, prefix+"*-*"))
 	for _, d := range dirs {
-		rest := strings.TrimPrefix(filepath.Base(d), tableDirPrefix)
-		pidText, _, _ := strings.Cut(rest, "-")
+		// Exactly "<pid>-<digits>" after the prefix (MkdirTemp's suffix is
+		// digits): "hcclrun-agent-node-" must not take "node-1"'s.
+		rest := strings.TrimPrefix(filepath.Base(d), prefix)
+		pidText, suffix, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 {
+		if _, serr := strconv.ParseUint(suffix, 10, 64); err != nil || serr != nil || pid <= 0 {
 			continue // not one of ours
 		}
 		if err := unix.Kill(pid, 0); err == unix.ESRCH {

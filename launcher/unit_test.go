@@ -146,3 +146,40 @@ func TestLocalSpawner(t *testing.T) {
 		t.Fatalf("table dir left after Close: %v", err)
 	}
 }
+
+// The sweep removes table directories of dead launchers and of dead agents
+// of the same host, and nothing else.
+func TestSweepStaleTables(t *testing.T) {
+	const dead = 999999 // above pid_max: no such process
+	live := os.Getpid()
+	tests := []struct {
+		name, prefix string
+		extra        bool // a file besides the table: not ours to remove
+		removed      bool
+	}{
+		{fmt.Sprintf("hcclrun-%d-123", dead), tableDirPrefix, false, true},
+		{fmt.Sprintf("hcclrun-%d-124", live), tableDirPrefix, false, false},
+		{fmt.Sprintf("hcclrun-%d-125", dead), tableDirPrefix, true, false},
+		{fmt.Sprintf("hcclrun-agent-h2-%d-55", dead), tableDirPrefix, false, false},
+		{fmt.Sprintf("hcclrun-agent-h2-%d-56", dead), agentTableDirPrefix + "h2-", false, true},
+		{fmt.Sprintf("hcclrun-agent-h2-%d-57", live), agentTableDirPrefix + "h2-", false, false},
+		{fmt.Sprintf("hcclrun-agent-node-1-%d-58", dead), agentTableDirPrefix + "node-", false, false},
+		{fmt.Sprintf("hcclrun-agent-h20-%d-59", dead), agentTableDirPrefix + "h2-", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" by "+tt.prefix, func(t *testing.T) {
+			tmp := t.TempDir()
+			d := filepath.Join(tmp, tt.name)
+			os.Mkdir(d, 0o700)
+			os.WriteFile(filepath.Join(d, tableFileName), []byte("{}"), 0o600)
+			if tt.extra {
+				os.WriteFile(filepath.Join(d, "other"), nil, 0o600)
+			}
+			sweepStaleTables(tmp, tt.prefix)
+			_, err := os.Stat(d)
+			if gone := os.IsNotExist(err); gone != tt.removed {
+				t.Fatalf("removed = %v, want %v", gone, tt.removed)
+			}
+		})
+	}
+}
