@@ -14,7 +14,9 @@
 //
 //	HCCL_SOAK=1 go test -run Soak -v ./faultsuite/
 //
-// Seeds are logged and can be forced with FAULTSUITE_SEED.
+// Seeds are logged and can be forced with FAULTSUITE_SEED. Defects found
+// and not fixed yet are logged as "KNOWN DEFECT" (or skipped) so that the
+// suite stays green; FAULTSUITE_KNOWN_DEFECTS=1 makes them fail.
 //
 // The package has no code of its own; everything is in its tests.
 package faultsuite
