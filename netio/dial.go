@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"syscall"
@@ -22,8 +23,9 @@ const (
 // Dial connects to addr over TCP, retrying with backoff while the
 // connection is refused until ctx ends, sets TCP_NODELAY and runs the
 // handshake as RoleClient. It returns the authenticated connection and the
-// identity the listener proved. Errors other than a refusal (no route, a
-// failed handshake) are not retried: a wrong key does not get better.
+// identity the listener proved. A refusal, or a listener that hangs up
+// during the handshake, is retried; other errors (no route, a failed
+// proof) are not: a wrong key does not get better.
 func Dial(ctx context.Context, addr string, key []byte, me Hello) (net.Conn, Hello, error) {
 	var d net.Dialer
 	backoff := dialBackoffMin
@@ -37,13 +39,18 @@ func Dial(ctx context.Context, addr string, key []byte, me Hello) (net.Conn, Hel
 				}
 			}
 			peer, err := Handshake(ctx, c, key, RoleClient, me)
-			if err != nil {
-				c.Close()
+			if err == nil {
+				return c, peer, nil
+			}
+			c.Close()
+			// A listener that hung up before the handshake ended (it
+			// evicted us to make room during a flood of stalled
+			// connections) may take us on a second try; a proof that
+			// failed will not get better.
+			if !hungUp(err) || ctx.Err() != nil {
 				return nil, Hello{}, fmt.Errorf("netio: dial %s: %w", addr, err)
 			}
-			return c, peer, nil
-		}
-		if !errors.Is(err, syscall.ECONNREFUSED) || ctx.Err() != nil {
+		} else if !errors.Is(err, syscall.ECONNREFUSED) || ctx.Err() != nil {
 			return nil, Hello{}, fmt.Errorf("netio: dial %s (attempt %d): %w", addr, attempt, err)
 		}
 		// Jitter keeps N ranks that were refused together from coming
@@ -58,4 +65,11 @@ func Dial(ctx context.Context, addr string, key []byte, me Hello) (net.Conn, Hel
 		}
 		backoff = min(2*backoff, dialBackoffMax)
 	}
+}
+
+// hungUp tells whether a handshake failed because the other side closed
+// the connection, as opposed to a failed proof or garbage.
+func hungUp(err error) bool {
+	return !errors.Is(err, ErrAuth) && !errors.Is(err, ErrNotHandshake) &&
+		(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
 }

@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -20,8 +21,12 @@ type ListenConfig struct {
 	// DefaultHandshakeTimeout. A peer that says nothing (a port scanner,
 	// a slow loris) is dropped when it expires.
 	HandshakeTimeout time.Duration
-	// MaxHandshakes bounds the handshakes in progress at once; a
-	// connection arriving beyond it is dropped at once. Zero means 256.
+	// MaxHandshakes bounds the handshakes in progress at once. A
+	// connection arriving beyond it evicts the oldest one still in
+	// progress: silent connections (a scan, a slow loris, a flood) then
+	// cannot hold every slot and lock the job's ranks out, since a real
+	// rank's handshake takes milliseconds and a staller's takes the whole
+	// timeout. Zero means 256.
 	MaxHandshakes int
 }
 
@@ -36,7 +41,10 @@ type Listener struct {
 	me      Hello
 	log     *slog.Logger
 	timeout time.Duration
-	slots   chan struct{} // one token per handshake in progress
+	max     int // MaxHandshakes
+
+	pendMu  sync.Mutex
+	pending *list.List // of net.Conn, handshakes in progress, oldest first
 
 	ready  chan accepted
 	ctx    context.Context // cancelled by Close: ends handshakes in progress
@@ -100,7 +108,8 @@ func (lc ListenConfig) NewListener(inner net.Listener, key []byte, me Hello, log
 		me:      me,
 		log:     log,
 		timeout: timeout,
-		slots:   make(chan struct{}, n),
+		max:     n,
+		pending: list.New(),
 		ready:   make(chan accepted, 16),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -134,20 +143,35 @@ func (l *Listener) acceptLoop() {
 			close(l.failed)
 			return
 		}
-		select {
-		case l.slots <- struct{}{}:
-		default:
-			l.log.Warn("netio: dropped connection: too many handshakes in progress",
-				"remote", c.RemoteAddr().String(), "limit", cap(l.slots))
-			c.Close()
-			continue
-		}
+		el := l.admit(c)
 		l.wg.Add(1)
-		go l.authenticate(c)
+		go l.authenticate(c, el)
 	}
 }
 
-func (l *Listener) authenticate(c net.Conn) {
+// admit records c as a handshake in progress, evicting the oldest one when
+// MaxHandshakes are already in progress.
+func (l *Listener) admit(c net.Conn) *list.Element {
+	l.pendMu.Lock()
+	defer l.pendMu.Unlock()
+	if l.pending.Len() >= l.max {
+		oldest := l.pending.Remove(l.pending.Front()).(net.Conn)
+		l.log.Warn("netio: evicted the oldest handshake in progress",
+			"remote", oldest.RemoteAddr().String(), "limit", l.max)
+		oldest.Close() // its handshake fails at once and its goroutine ends
+	}
+	return l.pending.PushBack(c)
+}
+
+// settle removes a finished handshake from the pending list, unless it was
+// evicted already (Remove then does nothing).
+func (l *Listener) settle(el *list.Element) {
+	l.pendMu.Lock()
+	l.pending.Remove(el)
+	l.pendMu.Unlock()
+}
+
+func (l *Listener) authenticate(c net.Conn, el *list.Element) {
 	defer l.wg.Done()
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
@@ -155,7 +179,7 @@ func (l *Listener) authenticate(c net.Conn) {
 	ctx, cancel := context.WithTimeout(l.ctx, l.timeout)
 	peer, err := Handshake(ctx, c, l.key, RoleServer, l.me)
 	cancel()
-	<-l.slots
+	l.settle(el)
 	if err != nil {
 		if l.ctx.Err() == nil {
 			l.log.Warn("netio: dropped connection", "remote", c.RemoteAddr().String(), "err", err)

@@ -278,3 +278,54 @@ func TestListenerUnix(t *testing.T) {
 		t.Fatalf("peer %v", peer)
 	}
 }
+
+// TestListenerFloodOfSilentConnections: more silent connections than
+// MaxHandshakes cannot lock a real client out: the oldest stalled
+// handshakes are evicted, and the client gets through at once.
+func TestListenerFloodOfSilentConnections(t *testing.T) {
+	key, err := NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := ListenConfig{MaxHandshakes: 8, HandshakeTimeout: 30 * time.Second}.Listen("127.0.0.1:0", key, Hello{Purpose: PurposeControl, Rank: LauncherRank}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var silent []net.Conn
+	defer func() {
+		for _, c := range silent {
+			c.Close()
+		}
+	}()
+	for range 40 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		silent = append(silent, c)
+	}
+	time.Sleep(100 * time.Millisecond) // let the listener take them all
+	accepted := make(chan error, 1)
+	go func() {
+		c, _, err := ln.Accept()
+		if err == nil {
+			c.Close()
+		}
+		accepted <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	c, _, err := Dial(ctx, ln.Addr().String(), key, Hello{Purpose: PurposeControl, Rank: 3})
+	if err != nil {
+		t.Fatalf("a real client behind 40 silent connections (limit 8): %v", err)
+	}
+	c.Close()
+	if err := <-accepted; err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
