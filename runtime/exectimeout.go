@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,7 +78,7 @@ func (c *Comm) execTimedOut() {
 	st, err := c.ctl.Status(ctx)
 	switch {
 	case err == nil:
-		who = control.FormatStragglers(control.Stragglers(st, seq, c.ctl.Heartbeat()))
+		who = explainTimeout(st, seq, c.ctl.Heartbeat())
 	case c.brokenErr() != nil:
 		// Another rank timed out (or failed) first and aborted the job:
 		// that is the news, not this rank's timer.
@@ -83,4 +86,37 @@ func (c *Comm) execTimedOut() {
 		return
 	}
 	c.fail(&timeoutError{call: desc, after: c.knobs.ExecTimeout, stragglers: who})
+}
+
+// explainTimeout names the ranks that hold call seq up: those that have
+// not arrived (STUCK or LOST), or, when every rank has arrived, those still
+// inside the call, the most silent first (a rank stopped inside the call
+// has arrived, yet it is the one everybody waits for).
+func explainTimeout(st []control.RankStatus, seq uint64, heartbeat time.Duration) string {
+	if s := control.Stragglers(st, seq, heartbeat); len(s) > 0 {
+		return control.FormatStragglers(s)
+	}
+	var inside []control.RankStatus
+	for _, r := range st {
+		if r.Seq == seq && r.InCall {
+			inside = append(inside, r)
+		}
+	}
+	if len(inside) == 0 {
+		return "every rank has arrived and none reports being inside the call"
+	}
+	slices.SortStableFunc(inside, func(a, b control.RankStatus) int { return cmp.Compare(b.SilentFor, a.SilentFor) })
+	var b strings.Builder
+	b.WriteString("every rank has arrived; still inside the call:")
+	for i, r := range inside {
+		if i == 8 {
+			fmt.Fprintf(&b, " and %d more", len(inside)-i)
+			break
+		}
+		fmt.Fprintf(&b, " rank %d (silent for %v)", r.Rank, r.SilentFor.Round(10*time.Millisecond))
+		if i < len(inside)-1 && i < 7 {
+			b.WriteString(",")
+		}
+	}
+	return b.String()
 }
