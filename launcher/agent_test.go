@@ -97,10 +97,10 @@ func TestAgentFailuresNameTheHost(t *testing.T) {
 		code int
 	}{
 		{"exit code", func(dir string) *Job {
-			return &Job{Program: rankProg, Grace: time.Second, Args: script(dir, "exit@3", "9", "sleep", "30s")}
+			return &Job{Program: rankProg, Grace: time.Second, Args: script(dir, "ready", "DIR", "await@3", "DIR", "4", "exit@3", "9", "sleep", "30s")}
 		}, `^rank 3 \(pid \d+ on node-b\) exited with code 9; terminated 3 other ranks$`, 9},
 		{"signal", func(dir string) *Job {
-			return &Job{Program: rankProg, Grace: time.Second, Args: script(dir, "kill@1", "KILL", "sleep", "30s")}
+			return &Job{Program: rankProg, Grace: time.Second, Args: script(dir, "ready", "DIR", "await@1", "DIR", "4", "kill@1", "KILL", "sleep", "30s")}
 		}, `^rank 1 \(pid \d+ on node-a\) killed by SIGKILL \(signal 9\); terminated 3 other ranks$`, 137},
 		{"not found", func(dir string) *Job {
 			return &Job{Program: filepath.Join(dir, "missing")}

@@ -268,7 +268,7 @@ func TestHostsPlacement(t *testing.T) {
 	// A failure names the host the rank ran on.
 	dir = t.TempDir()
 	job = &Job{
-		Program: rankProg, Grace: time.Second, Args: script(dir, "exit@3", "9", "sleep", "30s"),
+		Program: rankProg, Grace: time.Second, Args: script(dir, "ready", "DIR", "await@3", "DIR", "4", "exit@3", "9", "sleep", "30s"), // rank 3 fails once all 4 run
 		Hosts: []Host{
 			{Spawner: NewLocalSpawner("node-a"), Ranks: 2},
 			{Spawner: NewLocalSpawner("node-b"), Ranks: 2},
