@@ -209,6 +209,14 @@ func (j *job) ranks(n int, d time.Duration) []rank {
 	return rs
 }
 
+// control waits for the first start line and returns the control address
+// it names (every rank's is the same).
+func (j *job) control(d time.Duration) string {
+	j.t.Helper()
+	_, ms := j.waitLines(startRE, 1, d)
+	return ms[0][3]
+}
+
 var readyRE = regexp.MustCompile(`^rank (\d+) ready at=(\d+)$`)
 
 // ready waits until n ranks are past Init and the first Barrier.
