@@ -60,7 +60,7 @@ func main() {
 }
 
 func run(w io.Writer, dir string, fit bool, tuning string) error {
-	times, spread, err := load(dir)
+	times, samples, spread, err := loadAll(dir)
 	if err != nil {
 		return err
 	}
@@ -85,20 +85,27 @@ func run(w io.Writer, dir string, fit bool, tuning string) error {
 			return err
 		}
 		fmt.Fprintf(w, "Fitted constants (tuning file syntax):\n\n```\n")
-		fmt.Fprintf(w, "shm.alpha %v\nshm.bandwidth %.3g\nnet.alpha %v\nnet.bandwidth %.3g\nreduce.bandwidth %.3g\ncopy.bandwidth %.3g\nstep %v\n```\n\n",
-			m.Links[selector.Shm].Alpha, 1/m.Links[selector.Shm].Beta, m.Links[selector.Net].Alpha, 1/m.Links[selector.Net].Beta, 1/m.Gamma, 1/m.Copy, m.Step)
+		fmt.Fprintf(w, "shm.alpha %v\nshm.bandwidth %.3g\nnet.alpha %v\nnet.bandwidth %.3g\nreduce.bandwidth %.3g\ncopy.bandwidth %.3g\nstep %v\nhandoff %v\ncores %d\nwake %v\n```\n\n",
+			m.Links[selector.Shm].Alpha, 1/m.Links[selector.Shm].Beta, m.Links[selector.Net].Alpha, 1/m.Links[selector.Net].Beta,
+			1/m.Gamma, 1/m.Copy, m.Step, m.Handoff, m.Cores, m.Wake)
 	}
 	fmt.Fprintf(w, "Sweep-to-sweep spread of a point (max/min of its sweeps' medians): median %.2f, 90th percentile %.2f.\n\n", spread[0], spread[1])
-	report(w, m, times)
+	report(w, m, times, samples)
 	return nil
 }
 
 // load reads every run file of dir and returns each point's median over
 // sweeps, and the median and 90th percentile of the points' spreads.
 func load(dir string) (map[point]time.Duration, [2]float64, error) {
+	times, _, sp, err := loadAll(dir)
+	return times, sp, err
+}
+
+// loadAll is load that also returns every point's samples, sorted.
+func loadAll(dir string) (map[point]time.Duration, map[point][]float64, [2]float64, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "s*-np*-*-*-*-*.json"))
 	if err != nil || len(files) == 0 {
-		return nil, [2]float64{}, fmt.Errorf("no run files in %s (err %v)", dir, err)
+		return nil, nil, [2]float64{}, fmt.Errorf("no run files in %s (err %v)", dir, err)
 	}
 	all := map[point][]float64{}
 	for _, f := range files {
@@ -109,19 +116,19 @@ func load(dir string) (map[point]time.Duration, [2]float64, error) {
 		}
 		np, err := strconv.Atoi(strings.TrimPrefix(parts[1], "np"))
 		if err != nil {
-			return nil, [2]float64{}, fmt.Errorf("%s: bad np", f)
+			return nil, nil, [2]float64{}, fmt.Errorf("%s: bad np", f)
 		}
 		coll, err := selector.ParseColl(parts[3])
 		if err != nil {
-			return nil, [2]float64{}, fmt.Errorf("%s: %w", f, err)
+			return nil, nil, [2]float64{}, fmt.Errorf("%s: %w", f, err)
 		}
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return nil, [2]float64{}, err
+			return nil, nil, [2]float64{}, err
 		}
 		var rf runFile
 		if err := json.Unmarshal(b, &rf); err != nil {
-			return nil, [2]float64{}, fmt.Errorf("%s: %w", f, err)
+			return nil, nil, [2]float64{}, fmt.Errorf("%s: %w", f, err)
 		}
 		for _, r := range rf.Rows {
 			if r.SizeBytes == 0 || (parts[5] == "big" && r.SizeBytes < 256<<10) {
@@ -149,7 +156,7 @@ func load(dir string) (map[point]time.Duration, [2]float64, error) {
 	if len(spreads) > 0 {
 		sp = [2]float64{median(spreads), spreads[len(spreads)*9/10]}
 	}
-	return times, sp, nil
+	return times, all, sp, nil
 }
 
 func median(v []float64) float64 {
@@ -173,7 +180,7 @@ type group struct {
 // report prints one markdown table per link and collective: for every np
 // and size, each algorithm's measured and predicted time, the automatic
 // choice, the fastest measured, and how much slower the choice measured.
-func report(w io.Writer, m selector.Model, times map[point]time.Duration) {
+func report(w io.Writer, m selector.Model, times map[point]time.Duration, samples map[point][]float64) {
 	algos := map[group][]string{}
 	rows := map[group]map[[2]int64]bool{}
 	for p := range times {
@@ -197,7 +204,7 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration) {
 		return groups[i].coll < groups[j].coll
 	})
 	var worst []string
-	total, within := 0, 0
+	total, within, overlap := 0, 0, 0
 	for _, g := range groups {
 		as := algos[g]
 		slices.Sort(as)
@@ -263,8 +270,13 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration) {
 				d := float64(at)/float64(times[point{g.link, g.coll, np, size, best}]) - 1
 				dist = fmt.Sprintf("%+.0f%%", 100*d)
 				total++
+				as, bs := samples[point{g.link, g.coll, np, size, auto}], samples[point{g.link, g.coll, np, size, best}]
+				noise := as[0] <= bs[len(bs)-1]
 				if d <= 0.10 {
 					within++
+				} else if noise {
+					overlap++
+					dist += " (noise)"
 				} else {
 					worst = append(worst, fmt.Sprintf("%s/%s np %d %s: %s %s vs %s %s", g.coll, g.link, np, selector.FormatBytes(size), auto, us(at), best, us(times[point{g.link, g.coll, np, size, best}])))
 				}
@@ -273,7 +285,9 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "Automatic choice within 10%% of the fastest measured: %d of %d points.\n\n", within, total)
+	fmt.Fprintf(w, "Automatic choice within 10%% of the fastest measured: %d of %d points; "+
+		"%d more where the choice's fastest sample beat the fastest algorithm's slowest (marked noise); "+
+		"%d clearly worse:\n\n", within, total, overlap, len(worst))
 	for _, s := range worst {
 		fmt.Fprintf(w, "- %s\n", s)
 	}

@@ -18,11 +18,11 @@ type Sample struct {
 	Time  time.Duration
 }
 
-// WithoutShm returns m for a job that may not use shared memory: every
-// link costs what the net class costs. Mesh and one-shot still run (they
-// need one server, not shm).
+// WithoutShm returns m for a job that may not use shared memory
+// (HCCL_SHM_DISABLE=1): every link is priced as the net class. Mesh and
+// one-shot still run (they need one server, not shm).
 func (m Model) WithoutShm() Model {
-	m.Links[Shm] = m.Links[Net]
+	m.NoShm = true
 	return m
 }
 
@@ -35,40 +35,67 @@ const (
 	fitGamma
 	fitCopy
 	fitStep
+	fitWake
+	fitHandoff
 	numFit
 )
 
-// features is sample's predicted time as a linear form in the fitted
-// constants: price(shape, nc) = features . constants, with the channel
-// count and the parallel gains fixed by base (they do not depend on the
-// constants fitted).
-func (m Model) features(smp Sample) ([numFit]float64, error) {
+// terms is the time of shape s on topology t with nc channels as a linear
+// form in the constants Fit solves for (the same order as fitted): the
+// channel count, the parallel gains and the oversubscription of the cores
+// are fixed by m and t, not by those constants.
+func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	var f [numFit]float64
-	s, err := shapeOf(smp.Algo, smp.Call.Coll, smp.Call.Topo, smp.Call.Bytes)
-	if err != nil {
-		return f, err
-	}
-	if smp.NoShm {
+	if m.NoShm {
 		for _, v := range []*[numClasses]float64{&s.lat, &s.bytes} {
 			v[Net] += v[Shm]
 			v[Shm] = 0
 		}
 	}
-	nc := m.channels(smp.Call.Bytes)
+	// Ranks beyond the cores share them: byte work (copies into and out
+	// of rings and sockets, reductions) goes as fast as cores/ranks, and a
+	// rank waiting on shm sleeps at once instead of spinning, so each
+	// dependent round costs a wake-up.
+	share := 1.0
+	over := m.Cores > 0 && t.perServer() > m.Cores
+	if over {
+		share = float64(t.perServer()) / float64(m.Cores)
+	}
 	gain := 1
 	for c := Class(0); c < numClasses; c++ {
 		g := max(min(nc, m.Links[c].Parallel), 1)
 		col := fitShmAlpha + 2*int(c)
-		f[col] = s.lat[c]
-		f[col+1] = s.bytes[c] / float64(g)
+		if c == Shm && over {
+			f[fitWake] = s.lat[c]
+		} else {
+			f[col] = s.lat[c]
+		}
+		f[col+1] = s.bytes[c] / float64(g) * share
 		if s.lat[c] > 0 {
 			gain = max(gain, g)
 		}
 	}
-	f[fitGamma] = s.reduce / float64(gain)
-	f[fitCopy] = s.copy / float64(gain)
+	f[fitGamma] = s.reduce / float64(gain) * share
+	f[fitCopy] = s.copy / float64(gain) * share
 	f[fitStep] = s.local + s.msgs*float64(nc)
-	return f, nil
+	var rounds float64
+	for _, l := range s.lat {
+		rounds += l
+	}
+	if over {
+		f[fitHandoff] = max(s.msgs-rounds, 0) * float64(nc)
+	}
+	return f
+}
+
+// features is sample's terms under base, which fixes the channels.
+func (m Model) features(smp Sample) ([numFit]float64, error) {
+	s, err := shapeOf(smp.Algo, smp.Call.Coll, smp.Call.Topo, smp.Call.Bytes)
+	if err != nil {
+		return [numFit]float64{}, err
+	}
+	m.NoShm = m.NoShm || smp.NoShm
+	return m.terms(s, smp.Call.Topo, m.channels(smp.Call.Bytes)), nil
 }
 
 func (m Model) fitted() [numFit]float64 {
@@ -76,6 +103,7 @@ func (m Model) fitted() [numFit]float64 {
 		m.Links[Shm].Alpha.Seconds(), m.Links[Shm].Beta,
 		m.Links[Net].Alpha.Seconds(), m.Links[Net].Beta,
 		m.Gamma, m.Copy, m.Step.Seconds(),
+		m.Wake.Seconds(), m.Handoff.Seconds(),
 	}
 }
 
@@ -84,11 +112,12 @@ func (m Model) withFitted(x [numFit]float64) Model {
 	m.Links[Shm].Alpha, m.Links[Shm].Beta = d(x[fitShmAlpha]), x[fitShmBeta]
 	m.Links[Net].Alpha, m.Links[Net].Beta = d(x[fitNetAlpha]), x[fitNetBeta]
 	m.Gamma, m.Copy, m.Step = x[fitGamma], x[fitCopy], d(x[fitStep])
+	m.Wake, m.Handoff = d(x[fitWake]), d(x[fitHandoff])
 	return m
 }
 
 // Fit returns base with its latencies, inverse bandwidths, reduction,
-// copy and step costs chosen to minimise the sum over samples of the
+// copy, step, wake-up and hand-off costs chosen to minimise the sum over samples of the
 // squared relative error (predicted/measured - 1)^2, so that a 10 us call
 // weighs as much as a 100 ms one. The model is linear in those constants
 // once the channel count is fixed, so this is a weighted linear least

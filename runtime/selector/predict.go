@@ -187,7 +187,7 @@ func (m Model) estimate(name string, call Call) Estimate {
 		e.Channels = 1
 	}
 	e.Segment = m.segment(s.maxOp / float64(e.Channels))
-	e.Time = m.price(s, e.Channels)
+	e.Time = m.price(s, call.Topo, e.Channels)
 	return e
 }
 
@@ -212,21 +212,13 @@ func (m Model) segment(op float64) int64 {
 	return min(max(seg, m.MinSegment), m.MaxSegment)
 }
 
-// price turns a shape into time with nc channels: the latencies stay, the
-// bytes are split over the channels as far as each class can carry them
-// in parallel.
-func (m Model) price(s shape, nc int) time.Duration {
+// price turns a shape into time on topology t with nc channels: the
+// constants times the shape's terms.
+func (m Model) price(s shape, t Topo, nc int) time.Duration {
+	f, x := m.terms(s, t, nc), m.fitted()
 	var sec float64
-	gain := 1
-	for c := Class(0); c < numClasses; c++ {
-		l := m.Links[c]
-		g := max(min(nc, l.Parallel), 1)
-		sec += s.lat[c]*l.Alpha.Seconds() + s.bytes[c]*l.Beta/float64(g)
-		if s.lat[c] > 0 {
-			gain = max(gain, g)
-		}
+	for j := range f {
+		sec += f[j] * x[j]
 	}
-	sec += s.reduce*m.Gamma/float64(gain) + s.copy*m.Copy/float64(gain)
-	sec += (s.local + s.msgs*float64(nc)) * m.Step.Seconds()
 	return time.Duration(sec * 1e9)
 }

@@ -58,7 +58,9 @@ func TestChoices(t *testing.T) {
 		{Call{plan.Barrier, 0, Topo{64, 8}}, []string{"dissemination"}, ""},
 		{Call{plan.AlltoAll, 1 << 20, Topo{64, 8}}, []string{"pairwise"}, "ring"},
 	}
-	s := New(DefaultModel(), Policy{}, nil)
+	m := DefaultModel()
+	m.Cores = 0 // a core per rank: the choices must not depend on this machine
+	s := New(m, Policy{}, nil)
 	for _, tt := range tests {
 		c, err := s.Choose(tt.call)
 		if err != nil {
@@ -127,7 +129,9 @@ func TestTableGolden(t *testing.T) {
 		{plan.AllReduce, 4 << 10, Topo{8, 1}},
 		{plan.AllGather, 64 << 10, Topo{1024, 1024}},
 	} {
-		b.WriteString(Predict(DefaultModel(), p, c).String())
+		m := DefaultModel()
+		m.Cores = 2 // the golden file must not depend on the machine's cores
+		b.WriteString(Predict(m, p, c).String())
 	}
 	path := filepath.Join("testdata", "table.golden")
 	if *update {
@@ -153,6 +157,9 @@ reduce.bandwidth 4e9
 channels.max 3
 channels.minbytes 1M
 segment.max 1M
+handoff 7us
+wake 40us
+cores 3
 `
 	m, err := ParseTuning(strings.NewReader(in), DefaultModel())
 	if err != nil {
@@ -161,7 +168,8 @@ segment.max 1M
 	d := DefaultModel()
 	if m.Links[Shm].Alpha != 2*time.Microsecond || m.Links[Net].Beta != 1e-9 || m.Links[Net].Parallel != 4 ||
 		m.Gamma != 1/4e9 || m.MaxChannels != 3 || m.MinChannelBytes != 1<<20 || m.MaxSegment != 1<<20 ||
-		m.Links[Net].Alpha != d.Links[Net].Alpha || m.Copy != d.Copy {
+		m.Links[Net].Alpha != d.Links[Net].Alpha || m.Copy != d.Copy ||
+		m.Handoff != 7*time.Microsecond || m.Wake != 40*time.Microsecond || m.Cores != 3 {
 		t.Errorf("parsed %+v", m)
 	}
 	for _, bad := range []struct{ in, want string }{
@@ -171,6 +179,8 @@ segment.max 1M
 		{"ib.alpha 1us", "unknown setting"},
 		{"segment.min 2M", "above segment.max"},
 		{"channels.max 0", "bad count"},
+		{"cores -1", "bad core count"},
+		{"wake soon", "bad duration"},
 	} {
 		if _, err := ParseTuning(strings.NewReader(bad.in), DefaultModel()); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("ParseTuning(%q) = %v, want %q", bad.in, err, bad.want)
@@ -226,5 +236,30 @@ func TestCallFor(t *testing.T) {
 		if got := CallFor(tt.req, 4); got != tt.want {
 			t.Errorf("CallFor(%+v) = %+v, want %+v", tt.req, got, tt.want)
 		}
+	}
+}
+
+// TestChoicesOversubscribed holds the choices the calibration measured
+// clearly (docs/selector.md): with more ranks than cores, a latency-bound
+// AllReduce avoids mesh, whose several messages per step each cost a
+// thread wake-up (measured 265-335 us at np 3 against rhd's 106-113).
+func TestChoicesOversubscribed(t *testing.T) {
+	m := DefaultModel()
+	m.Cores = 2
+	for _, n := range []int{3, 4} {
+		e, err := Predict(m, Policy{}, Call{plan.AllReduce, 8, Topo{n, 1}}).Chosen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Algo == "mesh" {
+			t.Errorf("np %d on 2 cores: chose mesh for 8 B", n)
+		}
+	}
+	// Beyond the cores every byte costs more: the same call is dearer.
+	one := Predict(DefaultModel(), Policy{}, Call{plan.AllReduce, 64 << 20, Topo{4, 1}})
+	m.Cores = 4
+	other := Predict(m, Policy{}, Call{plan.AllReduce, 64 << 20, Topo{4, 1}})
+	if c := DefaultModel().Cores; c < 4 && one.Candidates[0].Time <= other.Candidates[0].Time {
+		t.Errorf("4 ranks on %d cores priced %v, not above 4 cores' %v", c, one.Candidates[0].Time, other.Candidates[0].Time)
 	}
 }

@@ -18,6 +18,9 @@ import (
 //	reduce.bandwidth 1e9     # bytes of one input reduced per second
 //	copy.bandwidth 2.5e9     # bytes copied locally per second
 //	step 500ns               # cost of a local step and of posting a message
+//	handoff 20us             # each message of a step beyond the first
+//	cores 2                  # cores a server's ranks share
+//	wake 30us                # a round over shm when ranks outnumber cores
 //	channels.max 2
 //	channels.minbytes 256K
 //	segment.min 8K
@@ -104,6 +107,17 @@ func (m *Model) set(key, val string) error {
 		return rate(&m.Copy)
 	case "step":
 		return dur(&m.Step)
+	case "handoff":
+		return dur(&m.Handoff)
+	case "wake":
+		return dur(&m.Wake)
+	case "cores":
+		v, err := strconv.Atoi(val)
+		if err != nil || v < 0 || v > 1<<20 {
+			return fmt.Errorf("bad core count %q (0 for as many as ranks)", val)
+		}
+		m.Cores = v
+		return nil
 	case "channels.max":
 		return count(&m.MaxChannels)
 	case "channels.minbytes":
