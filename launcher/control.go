@@ -33,6 +33,7 @@ type controlEvent struct {
 	kind   controlEventKind
 	rank   int
 	reason string
+	seq    int // order of arrival, set by the supervisor when it flags the rank
 }
 
 type controlConfig struct {

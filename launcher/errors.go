@@ -97,6 +97,10 @@ type RankError struct {
 	// plane, giving Reason, and did not exit with a failure of its own.
 	Aborted bool
 	Reason  string
+	// Cause is set when this rank exited after another rank had aborted
+	// the job: the rank that exited first is often a bystander reporting
+	// the abort, and the summary must still say where it came from.
+	Cause string
 	// Err is set when the rank could not be observed any more (its host's
 	// spawner failed); the launcher then does not know how it ended.
 	Err error
@@ -106,7 +110,11 @@ type RankError struct {
 }
 
 func (e *RankError) Error() string {
-	return fmt.Sprintf("rank %d (pid %d on %s) %s; terminated %s", e.Rank, e.Pid, e.Host, e.what(), others(e.Terminated))
+	cause := ""
+	if e.Cause != "" {
+		cause = " after " + e.Cause
+	}
+	return fmt.Sprintf("rank %d (pid %d on %s) %s%s; terminated %s", e.Rank, e.Pid, e.Host, e.what(), cause, others(e.Terminated))
 }
 
 // Unwrap returns Err.

@@ -57,6 +57,7 @@ type supervisor struct {
 	lostDue chan int             // a flagged rank's window has passed
 	broken  chan error           // the launcher's stdout or stderr failed
 	flagged map[int]controlEvent // ranks the control plane reported lost or aborting
+	flagSeq int                  // events flagged so far
 
 	// Teardown.
 	result     error          // what Run returns; set by the first failure
@@ -273,7 +274,22 @@ func (s *supervisor) onExited(m exitedMsg) {
 		}
 		return
 	}
-	s.fail(&RankError{Rank: m.rank, Pid: p.Pid(), Host: s.host(m.rank), Status: m.status, Err: m.err})
+	s.fail(&RankError{Rank: m.rank, Pid: p.Pid(), Host: s.host(m.rank), Status: m.status, Err: m.err, Cause: s.abortCause(m.rank)})
+}
+
+// abortCause names the abort another rank raised before rank failed, if
+// any: "rank 2 aborted the job: <reason>".
+func (s *supervisor) abortCause(rank int) string {
+	first := -1
+	for r, ev := range s.flagged {
+		if ev.kind == eventAborted && r != rank && (first < 0 || ev.seq < s.flagged[first].seq) {
+			first = r
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	return fmt.Sprintf("rank %d aborted the job: %s", first, s.flagged[first].reason)
 }
 
 // noteHostLost: the failed rank, whose control connection was lost first,
@@ -311,6 +327,8 @@ func (s *supervisor) onControl(ev controlEvent) {
 	if _, seen := s.flagged[ev.rank]; seen {
 		return
 	}
+	s.flagSeq++
+	ev.seq = s.flagSeq
 	s.flagged[ev.rank] = ev
 	if s.state[ev.rank] == finished {
 		if ev.kind == eventAborted && s.procs[ev.rank] != nil {

@@ -207,7 +207,9 @@ func (c *Comm) describe(err error) *OpError {
 			}
 		}
 		if broken := c.brokenErr(); broken != nil {
-			oe.Err = fmt.Errorf("%w (while %v)", broken, err)
+			// The link error is the abort's echo (links closed under
+			// this op); Peer and Step still say where it hit.
+			oe.Err = broken
 		} else {
 			oe.Err = fmt.Errorf("%w: %v", ErrAborted, err)
 		}

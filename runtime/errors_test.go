@@ -306,3 +306,24 @@ func TestExecTimeout(t *testing.T) {
 	}
 	t.Logf("after %v: %v", elapsed.Round(time.Millisecond), errs[0])
 }
+
+// TestCloseReleasesEverything: after a job's communicators close, a
+// failed one included, a new job with the same id can take the same
+// shared-memory sockets: nothing of the first lingers.
+func TestCloseReleasesEverything(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for round := range 3 {
+		j := newJobWithID(t, 3, 0, "reuse-"+t.Name())
+		j.t = t
+		j.each(func(c *hccl.Comm) error {
+			if round == 1 && c.Rank() == 2 {
+				return allGatherF32(4)(ctx, c) // a mismatch: the job aborts
+			}
+			return allReduceF32(4, hccl.Sum)(ctx, c)
+		})
+		for _, c := range j.comms {
+			c.Close()
+		}
+	}
+}

@@ -76,6 +76,14 @@ func (c *Comm) execTimedOut() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	st, err := c.ctl.Status(ctx)
+	if err != nil && c.brokenErr() == nil {
+		// The status query fails when the job was just aborted (another
+		// rank timed out first): wait for the abort to be recorded.
+		select {
+		case <-c.watchDone:
+		case <-time.After(abortGrace):
+		}
+	}
 	switch {
 	case err == nil:
 		who = explainTimeout(st, seq, c.ctl.Heartbeat())

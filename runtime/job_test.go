@@ -46,6 +46,11 @@ func newJob(t testing.TB, n int, opts ...hccl.Option) *testJob {
 // newJobPerServer starts a job whose ranks claim to sit perServer to a
 // server (in this one process), as the hierarchical algorithms need.
 func newJobPerServer(t testing.TB, n, perServer int, opts ...hccl.Option) *testJob {
+	return newJobWithID(t, n, perServer, "", opts...)
+}
+
+// newJobWithID starts a job with the given job id ("" makes a unique one).
+func newJobWithID(t testing.TB, n, perServer int, jobID string, opts ...hccl.Option) *testJob {
 	key, err := netio.NewKey()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +59,9 @@ func newJobPerServer(t testing.TB, n, perServer int, opts ...hccl.Option) *testJ
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobID := fmt.Sprintf("test-%x", key[:6]) // names the ranks' shm sockets: unique per job
+	if jobID == "" {
+		jobID = "test-" + netio.EncodeKey(key[:6]) // names the ranks' shm sockets: unique per job
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() { defer close(served); srv.Serve(ctx) }()

@@ -92,7 +92,7 @@ func Stragglers(st []RankStatus, seq uint64, heartbeat time.Duration) []Straggle
 }
 
 // String describes the straggler in one phrase, e.g.
-// "rank 3 STUCK (alive, last call #4)" or "rank 5 LOST (silent for 4.1s, in call #5)".
+// "rank 3 STUCK (alive, last call #4)" or "rank 5 LOST (silent for 4.1s, last seen in call #5)".
 func (s Straggler) String() string {
 	var why string
 	switch s.Kind {
@@ -117,11 +117,12 @@ func (s Straggler) String() string {
 	return fmt.Sprintf("rank %d %v (%s)", s.Rank, s.Kind, why)
 }
 
-// call describes the rank's progress.
+// call describes the rank's progress as last reported: a heartbeat's
+// worth of calls may have passed since ("last seen in", not "in").
 func (s Straggler) call() string {
 	switch {
 	case s.InCall:
-		return fmt.Sprintf("in call #%d", s.Seq)
+		return fmt.Sprintf("last seen in call #%d", s.Seq)
 	case s.Seq == 0:
 		return "no call yet"
 	}

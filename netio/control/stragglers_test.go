@@ -24,14 +24,14 @@ func TestStragglers(t *testing.T) {
 		{"arrived and finished", alive(0, 5, false, 0), 5, 0, ""},
 		{"ahead", alive(0, 9, true, 0), 5, 0, ""},
 		{"behind, out of calls", alive(3, 4, false, 100*time.Millisecond), 5, StragglerStuck, "rank 3 STUCK (alive, last call #4)"},
-		{"behind, inside an earlier call", alive(3, 4, true, 0), 5, StragglerStuck, "rank 3 STUCK (alive, in call #4)"},
+		{"behind, inside an earlier call", alive(3, 4, true, 0), 5, StragglerStuck, "rank 3 STUCK (alive, last seen in call #4)"},
 		{"no call yet", alive(3, 0, false, 0), 1, StragglerStuck, "rank 3 STUCK (alive, no call yet)"},
 		{"silent exactly two beats: still stuck", alive(3, 4, false, 2*hb), 5, StragglerStuck, "rank 3 STUCK"},
 		{"silent past two beats: lost", alive(5, 4, false, 4100*time.Millisecond), 5, StragglerLost, "rank 5 LOST (silent for 4.1s, last call #4)"},
-		{"silent but arrived: still lost", alive(5, 5, true, 1200*time.Millisecond), 5, StragglerLost, "rank 5 LOST (silent for 1.2s, in call #5)"},
-		{"silence rounds to tenths", alive(5, 5, true, 2460*time.Millisecond), 5, StragglerLost, "(silent for 2.5s, in call #5)"},
+		{"silent but arrived: still lost", alive(5, 5, true, 1200*time.Millisecond), 5, StragglerLost, "rank 5 LOST (silent for 1.2s, last seen in call #5)"},
+		{"silence rounds to tenths", alive(5, 5, true, 2460*time.Millisecond), 5, StragglerLost, "(silent for 2.5s, last seen in call #5)"},
 		{"disconnected", RankStatus{Rank: 6, State: Lost, Seq: 5, InCall: true, SilentFor: 3 * time.Second}, 5, StragglerLost,
-			"rank 6 LOST (disconnected, silent for 3s, in call #5)"},
+			"rank 6 LOST (disconnected, silent for 3s, last seen in call #5)"},
 		{"disconnected, heard a moment ago", RankStatus{Rank: 6, State: Lost, Seq: 2}, 5, StragglerLost, "rank 6 LOST (disconnected, silent for 0s, last call #2)"},
 		{"left before the call", RankStatus{Rank: 2, State: Left, Seq: 3, SilentFor: time.Hour}, 5, StragglerLeft, "rank 2 LEFT (closed after call #3)"},
 		{"left before any call", RankStatus{Rank: 2, State: Left}, 1, StragglerLeft, "rank 2 LEFT (closed before any call)"},
@@ -82,7 +82,7 @@ func TestFormatStragglers(t *testing.T) {
 		{Rank: 5, State: Alive, Seq: 5, InCall: true, SilentFor: 4100 * time.Millisecond},
 	}
 	got := FormatStragglers(Stragglers(st, 5, 500*time.Millisecond))
-	if want := "rank 3 STUCK (alive, last call #4), rank 5 LOST (silent for 4.1s, in call #5)"; got != want {
+	if want := "rank 3 STUCK (alive, last call #4), rank 5 LOST (silent for 4.1s, last seen in call #5)"; got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
 	if got := FormatStragglers(nil); got != "no straggler" {

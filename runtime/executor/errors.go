@@ -40,16 +40,26 @@ func (e *MismatchError) SameCall() bool {
 // "AllReduce(count=1000, float32, sum) #3".
 func DescribeCall(seq uint64, c netio.Call) string {
 	var b strings.Builder
-	b.WriteString(plan.Coll(c.Coll).String())
-	fmt.Fprintf(&b, "(count=%d", c.Count)
-	if c.DType != 0 {
-		fmt.Fprintf(&b, ", %s", reduce.DType(c.DType))
+	coll := plan.Coll(c.Coll)
+	b.WriteString(coll.String())
+	b.WriteString("(")
+	// AlltoAllV's counts are per peer and Barrier moves nothing: a count
+	// would only confuse.
+	sep := ""
+	if coll != plan.AlltoAllV && coll != plan.Barrier {
+		fmt.Fprintf(&b, "count=%d", c.Count)
+		sep = ", "
+	}
+	if c.DType != 0 && coll != plan.Barrier {
+		fmt.Fprintf(&b, "%s%s", sep, reduce.DType(c.DType))
+		sep = ", "
 	}
 	if c.Op != 0 {
-		fmt.Fprintf(&b, ", %s", reduce.Op(c.Op))
+		fmt.Fprintf(&b, "%s%s", sep, reduce.Op(c.Op))
+		sep = ", "
 	}
 	if c.Root >= 0 {
-		fmt.Fprintf(&b, ", root=%d", c.Root)
+		fmt.Fprintf(&b, "%sroot=%d", sep, c.Root)
 	}
 	fmt.Fprintf(&b, ") #%d", seq)
 	return b.String()
