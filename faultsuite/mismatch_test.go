@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// summaryRE is hcclrun's summary of a job whose first failure is a rank's
-// exit code.
-var summaryRE = regexp.MustCompile(`^hcclrun: rank \d+ \(pid \d+ on \S+\) exited with code (\d+); terminated \d+ other ranks?$`)
+// summaryRE is hcclrun's one-line summary of a rank that exited non-zero;
+// when another rank had aborted the job first, the summary says so
+// ("after rank 2 aborted the job: <reason>").
+var summaryRE = regexp.MustCompile(`^hcclrun: rank \d+ \(pid \d+ on \S+\) exited with code (\d+)(?: after rank \d+ aborted the job: .+)?; terminated \d+ other ranks?$`)
 
 // TestMismatchedCalls: rank 2 calls another collective, count, dtype, op or
 // root than the others (after three good AllReduces). Within a bounded time

@@ -97,7 +97,7 @@ func TestRankStopped(t *testing.T) {
 				}
 				// The first rank to exit is a survivor that timed out
 				// (code 5) or read the abort (code 4).
-				if re := regexp.MustCompile(`^hcclrun: rank \d+ \(pid \d+ on \S+\) exited with code [45]; terminated \d+ other ranks?$`); (j.code != 5 && j.code != 4) || !re.MatchString(j.summary()) {
+				if re := regexp.MustCompile(`^hcclrun: rank \d+ \(pid \d+ on \S+\) exited with code [45](?: after rank \d+ aborted the job: .+)?; terminated \d+ other ranks?$`); (j.code != 5 && j.code != 4) || !re.MatchString(j.summary()) {
 					t.Errorf("exit code %d, summary %q; want 5 (or 4) and a rank's exit", j.code, j.summary())
 				}
 			} else {
