@@ -25,6 +25,10 @@ func newSelector(knobs Knobs, log *slog.Logger) (*selector.Selector, error) {
 			return nil, fmt.Errorf("HCCL_TUNING_FILE %s: %w", knobs.TuningFile, err)
 		}
 	}
+	if knobs.ShmDisable {
+		// Ranks of one server talk TCP: price them as the network class.
+		model = model.WithoutShm()
+	}
 	policy, err := selector.ParseAlgo(knobs.Algo)
 	if err != nil {
 		return nil, fmt.Errorf("HCCL_ALGO=%q: %w", knobs.Algo, err)
