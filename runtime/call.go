@@ -201,8 +201,10 @@ func (c *Comm) describe(err error) *OpError {
 		// closed. Give the control plane a moment to say which: its abort
 		// names the cause, the link error only its echo.
 		if c.brokenErr() == nil {
+			// watchDone, not the control client's Done: the watcher
+			// records the abort's reason and only then finishes.
 			select {
-			case <-c.ctl.Done():
+			case <-c.watchDone:
 			case <-time.After(abortGrace):
 			}
 		}
