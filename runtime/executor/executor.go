@@ -52,12 +52,13 @@ type Executor struct {
 	stagingMu sync.Mutex
 	staging   map[int][]byte // per receiving peer, for links without PayloadVisitor
 
-	run     run // the current Run's state
-	tasks   []*task
-	left    []*task // the tasks of a step not done inline by trySends
-	workers []*worker
-	stepWG  sync.WaitGroup
-	onFail  func(error)
+	run       run // the current Run's state
+	tasks     []*task
+	left      []*task // the tasks of a step not done inline by trySends
+	localLeft []*task // the tasks of a step that are not local ops
+	workers   []*worker
+	stepWG    sync.WaitGroup
+	onFail    func(error)
 
 	// Transfer ordinals of the current call, per peer.
 	sendOrd map[int]uint32
@@ -170,7 +171,7 @@ func (r *run) step(ctx context.Context, index int, s *plan.Step) error {
 		}
 	}
 	if len(tasks) > 1 {
-		tasks = r.trySends(ctx, tasks)
+		tasks = r.inlineFirst(ctx, tasks)
 	}
 	switch len(tasks) {
 	case 0:
@@ -194,6 +195,36 @@ func (r *run) step(ctx context.Context, index int, s *plan.Step) error {
 		}
 	}
 	return nil
+}
+
+// inlineFirst runs on the calling goroutine what cannot block, before the
+// rest of the step: local copies and reductions (ops of a step touch
+// disjoint regions, so their order does not matter), and the one-segment
+// sends that fit their links' buffers (trySends). It returns the tasks
+// left.
+func (r *run) inlineFirst(ctx context.Context, tasks []*task) []*task {
+	local := 0
+	for _, t := range tasks {
+		if t.op.Kind == plan.OpCopy || t.op.Kind == plan.OpReduce {
+			local++
+		}
+	}
+	if local > 0 {
+		left := r.e.localLeft[:0]
+		for _, t := range tasks {
+			if t.op.Kind == plan.OpCopy || t.op.Kind == plan.OpReduce {
+				r.execOp(ctx, t) // local ops do not fail
+				continue
+			}
+			left = append(left, t)
+		}
+		r.e.localLeft = left
+		tasks = left
+	}
+	if len(tasks) > 1 {
+		tasks = r.trySends(ctx, tasks)
+	}
+	return tasks
 }
 
 // trySends sends inline the one-segment sends of a step whose links have
