@@ -3,7 +3,6 @@ package runtime
 import (
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/hcclrun/hcclrun/ranktable"
 	"github.com/hcclrun/hcclrun/runtime/plan"
@@ -14,24 +13,13 @@ import (
 // (DefaultModel, or a tuning file) and the HCCL_ALGO policy. A malformed
 // HCCL_ALGO fails Init rather than the first collective.
 func newSelector(knobs Knobs, log *slog.Logger) (*selector.Selector, error) {
-	model := selector.DefaultModel()
-	if knobs.TuningFile != "" {
-		f, err := os.Open(knobs.TuningFile)
-		if err != nil {
-			return nil, fmt.Errorf("HCCL_TUNING_FILE: %w", err)
-		}
-		defer f.Close()
-		if model, err = selector.ParseTuning(f, model); err != nil {
-			return nil, fmt.Errorf("HCCL_TUNING_FILE %s: %w", knobs.TuningFile, err)
-		}
+	model, policy, err := selector.Load(knobs.Algo, knobs.TuningFile)
+	if err != nil {
+		return nil, err // the selector's errors name HCCL_ALGO or HCCL_TUNING_FILE
 	}
 	if knobs.ShmDisable {
 		// Ranks of one server talk TCP: price them as the network class.
 		model = model.WithoutShm()
-	}
-	policy, err := selector.ParseAlgo(knobs.Algo)
-	if err != nil {
-		return nil, fmt.Errorf("HCCL_ALGO=%q: %w", knobs.Algo, err)
 	}
 	return selector.New(model, policy, log), nil
 }
