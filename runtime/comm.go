@@ -189,7 +189,7 @@ func dataIP(job Job, knobs Knobs, log *slog.Logger) (string, error) {
 	}
 	defer c.Close()
 	ip := c.LocalAddr().(*net.UDPAddr).IP.String()
-	dev, _, _ := topo.RouteTo(strings.Split(c.RemoteAddr().String(), ":")[0])
+	dev, _, _ := topo.RouteTo(c.RemoteAddr().(*net.UDPAddr).IP.String())
 	log.Info("data interface", "nic", dev, "addr", ip, "why", "the route to the launcher at "+job.ControlAddr+" leaves through it (set HCCL_SOCKET_IFNAME to choose)")
 	return ip, nil
 }
