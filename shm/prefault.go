@@ -2,31 +2,80 @@ package shm
 
 import (
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
-// prefault puts every page of mem into this process's page tables, writable.
-// MAP_POPULATE already did it for a tmpfs mapping on the kernels we know;
-// MADV_POPULATE_WRITE (Linux 5.14) states the intent and covers kernels or
-// file systems where the populate was read-only. Where neither exists, a
-// read of one byte per page faults the page in (a read fault on a shared
-// tmpfs mapping maps the page writable, since tmpfs does not track dirty
-// pages). Writing is avoided: the peer may already be using the memory.
-func prefault(mem []byte) {
-	if len(mem) == 0 {
-		return
-	}
-	if err := unix.Madvise(mem, unix.MADV_POPULATE_WRITE); err == nil {
-		return
-	}
-	page := os.Getpagesize()
-	var sink byte
-	for i := 0; i < len(mem); i += page {
-		sink += mem[i]
-	}
-	prefaultSink = sink
+// The first touch of every page of a segment should happen when it is
+// mapped, not inside a collective.
+//
+// MAP_POPULATE and MADV_POPULATE_WRITE (Linux 5.14) fill this process's page
+// tables, and on bare metal or hardware-assisted virtualisation that is the
+// whole cost. Under shadow paging (PVM, which these machines run, and other
+// software MMUs) the hypervisor builds its own table lazily, per process, and
+// the first access of each page after populate still traps: about 5 us a
+// page, 6 ms for a 4 MiB ring. A fresh job used to pay it inside its first
+// collectives: the first 4 MiB through each ring ran 20-40x slower than the
+// rest (a 64 KiB AllReduce at np=2 took ~450 us for 64 calls, then 10 us).
+// So every page is read once. Reading, not writing: the peer may already be
+// using the memory, and a read is enough for later writes to run at full
+// speed.
+//
+// Reading 4 MiB costs milliseconds, and a job opens its links inside its
+// first collective (or its startup Barrier), so only the head of the mapping
+// is read at once; a goroutine reads the rest while the link is already in
+// use. A page the ring reaches before the goroutine does costs what it
+// always did, once.
+
+// prefaultNow is how many bytes of a mapping are read before it is handed
+// out: the ring headers and the first frames of a fresh link.
+const prefaultNow = 256 << 10
+
+// prefaulter reads the tail of a mapping in the background.
+type prefaulter struct {
+	quit atomic.Bool
+	done chan struct{}
 }
 
-// prefaultSink keeps the compiler from dropping prefault's reads.
-var prefaultSink byte
+// startPrefault populates mem's page tables, reads its head and starts
+// reading the rest. The caller must stop it before unmapping mem.
+func startPrefault(mem []byte) *prefaulter {
+	// Errors are ignored: the reads fault the pages in without it, and on
+	// tmpfs a read fault maps a shared page writable.
+	_ = unix.Madvise(mem, unix.MADV_POPULATE_WRITE)
+	head := min(len(mem), prefaultNow)
+	touchPages(mem[:head], nil)
+	p := &prefaulter{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		touchPages(mem[head:], &p.quit)
+	}()
+	return p
+}
+
+// stop ends the background reads and waits for them; it is idempotent.
+func (p *prefaulter) stop() {
+	if p == nil {
+		return
+	}
+	p.quit.Store(true)
+	<-p.done
+}
+
+// touchPages reads one byte of every page of mem, until quit (when not nil)
+// is set.
+func touchPages(mem []byte, quit *atomic.Bool) {
+	page := os.Getpagesize()
+	var sink byte
+	for i, n := 0, 0; i < len(mem); i, n = i+page, n+1 {
+		if quit != nil && n%64 == 0 && quit.Load() {
+			break
+		}
+		sink += mem[i]
+	}
+	prefaultSink.Store(uint32(sink))
+}
+
+// prefaultSink keeps the compiler from dropping touchPages's reads.
+var prefaultSink atomic.Uint32

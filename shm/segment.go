@@ -33,9 +33,10 @@ type Options struct {
 // Segment is a mapped shared-memory file whose name is already gone. It is
 // safe for concurrent use; Close must not race with users of Bytes.
 type Segment struct {
-	mu  sync.Mutex
-	f   *os.File // descriptor to pass to peers; nil after Close or for received segments
-	mem []byte   // the MAP_SHARED mapping; nil after Close
+	mu       sync.Mutex
+	f        *os.File // descriptor to pass to peers; nil after Close or for received segments
+	mem      []byte   // the MAP_SHARED mapping; nil after Close
+	prefault *prefaulter
 }
 
 // Create makes a segment of at least size bytes (rounded up to whole pages),
@@ -73,7 +74,7 @@ func Create(size int, opt Options) (*Segment, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Segment{f: f, mem: mem}, nil
+	return &Segment{f: f, mem: mem, prefault: startPrefault(mem)}, nil
 }
 
 // createUnlinked opens a fresh file of ours in dir and removes its name at
@@ -109,14 +110,13 @@ func freeOrZero(dir string, free FreeSpaceFunc) (uint64, error) {
 	return free(dir)
 }
 
-// mapShared maps fd read-write and shared, and pre-faults every page so that
-// no first touch happens later inside a collective.
+// mapShared maps fd read-write and shared, with its page tables populated
+// (see prefault.go for the rest of the first touch).
 func mapShared(fd, size int) ([]byte, error) {
 	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {
 		return nil, fmt.Errorf("shm: mmap %d bytes: %w", size, err)
 	}
-	prefault(mem)
 	return mem, nil
 }
 
@@ -135,7 +135,7 @@ func Map(f *os.File) (*Segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Segment{mem: mem}, nil
+	return &Segment{mem: mem, prefault: startPrefault(mem)}, nil
 }
 
 // Bytes returns the mapped memory. It is valid until Close.
@@ -159,6 +159,9 @@ func (s *Segment) Close() error {
 	defer s.mu.Unlock()
 	var errs []error
 	if s.mem != nil {
+		// The prefaulter reads the mapping: it must be gone before the
+		// mapping is.
+		s.prefault.stop()
 		if err := unix.Munmap(s.mem); err != nil {
 			errs = append(errs, fmt.Errorf("shm: munmap: %w", err))
 		}

@@ -254,3 +254,34 @@ func TestCloseIsIdempotent(t *testing.T) {
 		t.Error("closed segment still exposes memory")
 	}
 }
+
+// Close must stop the background reads of a segment before unmapping it: a
+// read after the unmap would crash the process. A large segment closed at
+// once is still being read when Close runs.
+func TestCloseStopsPrefault(t *testing.T) {
+	for i := 0; i < 4; i++ {
+		seg, err := Create(64<<20, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := seg.prefault
+		if err := seg.Close(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-p.done:
+		default:
+			t.Fatal("Close returned while the prefaulter was still reading")
+		}
+	}
+}
+
+// The background reads finish on their own for a segment that stays open.
+func TestPrefaultFinishes(t *testing.T) {
+	seg, err := Create(8<<20, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	<-seg.prefault.done
+}
