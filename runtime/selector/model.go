@@ -71,31 +71,30 @@ type Model struct {
 	MinSegment, MaxSegment int64
 }
 
-// DefaultModel returns constants fitted on 2026-12-01 on a development
-// machine (2 shared cores, AMD EPYC, Linux 6.18, Go 1.26, load average
-// 5-22 from other engineers' builds) by bench/calibrate: every algorithm
-// forced at np 2, 3 and 4, 8 B to 64 MiB, AllReduce, AllGather,
-// ReduceScatter and Broadcast over shm and AllReduce over TCP, two sweeps,
-// medians; then Fit (least squares on the relative error). Shm alpha and
-// step came out negative and keep their earlier values (10 us measured
-// through the runtime, 500 ns); at np 2 a call takes 2 us when both ranks
-// spin on a core and 430 us when one was descheduled, so the shm alpha is
-// poorly determined by medians. docs/selector.md has the tables and what
-// the model still gets wrong. The network class assumes the loopback TCP
-// stack between servers. Cores is this machine's; a tuning file overrides
-// any of them (ParseTuning).
+// DefaultModel returns constants fitted on the development machine (2
+// cores, AMD EPYC under PVM, Linux 6.18, Go 1.26) by bench/calibrate on
+// 2026-12-01 at 23:12 UTC, with the machine quiet (load average below 2):
+// every algorithm forced at np 2, 3 and 4, 8 B to 64 MiB, AllReduce,
+// AllGather, ReduceScatter and Broadcast over shm and AllReduce over TCP,
+// two sweeps, medians; then Fit (least squares on the relative error),
+// rounded to two digits. The first calibration (load 5-22) had a shm alpha
+// of 10 us and a step of 500 ns because its fit wanted them negative; on
+// the quiet machine they came out at 1.3 us and 75 ns. docs/selector.md
+// has the tables and what the model still gets wrong. The network class
+// assumes the loopback TCP stack between servers. Cores is this machine's;
+// a tuning file overrides any of them (ParseTuning).
 func DefaultModel() Model {
 	return Model{
 		Links: [numClasses]LinkCost{
-			Shm: {Alpha: 10 * time.Microsecond, Beta: 1 / 7.4e9, Parallel: 2},
-			Net: {Alpha: 53 * time.Microsecond, Beta: 1 / 1.36e9, Parallel: 2},
+			Shm: {Alpha: 1300 * time.Nanosecond, Beta: 1 / 9.6e9, Parallel: 2},
+			Net: {Alpha: 53 * time.Microsecond, Beta: 1 / 1.7e9, Parallel: 2},
 		},
-		Gamma:   1 / 3.4e9,
-		Copy:    1 / 2.4e9,
-		Step:    500 * time.Nanosecond,
-		Handoff: 80 * time.Microsecond,
+		Gamma:   1 / 1.1e10,
+		Copy:    1 / 2.3e10,
+		Step:    75 * time.Nanosecond,
+		Handoff: 53 * time.Microsecond,
 		Cores:   goruntime.NumCPU(),
-		Wake:    35 * time.Microsecond,
+		Wake:    22 * time.Microsecond,
 		// The executor runs one channel and cuts transfers into
 		// HCCL_BUFFSIZE/4 (256 KiB) segments whatever the selector says;
 		// one channel keeps the prices those of what runs.
