@@ -201,18 +201,15 @@ func sweep[T hccl.Element](ctx context.Context, s *sweeper) error {
 // more, and the wrong elements of every rank are summed.
 func measure[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T], l Layout, stamps []time.Duration) (Result, error) {
 	bc.fill()
-	warmup := s.sp.Warmup
-	if !s.warm {
-		// A fresh job's first few dozen calls run slower than the steady
-		// state (measured: the first case of a launch took 10x longer with
-		// 20 warm-up calls, not with 200, whichever collective came first),
-		// so the first case of a sweep warms up longer. Every rank does the
-		// same count, as every collective needs.
-		warmup = max(warmup, firstWarmup)
-		s.warm = true
-	}
-	for range warmup {
+	first := !s.warm
+	s.warm = true
+	for range s.sp.Warmup {
 		if err := bc.run(ctx, s.comm); err != nil {
+			return Result{}, err
+		}
+	}
+	if first {
+		if err := warmUpJob(ctx, s.comm, bc); err != nil {
 			return Result{}, err
 		}
 	}
@@ -250,8 +247,44 @@ func measure[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T], 
 	return res, nil
 }
 
-// firstWarmup is the least number of warm-up calls of a sweep's first case.
-const firstWarmup = 200
+// warmUpJob runs the first case of a sweep until the job has settled: at
+// least firstWarmup calls and firstWarmupTime on every rank. A fresh job's
+// first calls are slow for reasons that have nothing to do with the
+// collective: its links open in the first call, and each process reads
+// the 4 MiB rings of its shm links once in the background (shm/prefault.go),
+// some 10-30 ms of CPU that competes with the ranks on this machine's two
+// cores. Measured: with 20 warm-up calls the first case of a launch took
+// 10x longer, and with 200 calls of an 8-byte AllReduce (0.3 ms) still 30x.
+// The ranks agree on when to stop (an AllReduce of their verdicts), since
+// every rank must make the same calls.
+func warmUpJob[T hccl.Element](ctx context.Context, comm *hccl.Comm, bc *benchCase[T]) error {
+	start := time.Now()
+	for round := 0; ; round++ {
+		for range firstWarmup {
+			if err := bc.run(ctx, comm); err != nil {
+				return err
+			}
+		}
+		settled := []int32{0}
+		if time.Since(start) >= firstWarmupTime || round >= maxWarmupRounds {
+			settled[0] = 1
+		}
+		if err := hccl.AllReduce(ctx, comm, settled, settled, hccl.Min); err != nil {
+			return fmt.Errorf("agree on the warm-up: %w", err)
+		}
+		if settled[0] == 1 {
+			return nil
+		}
+	}
+}
+
+// firstWarmup and firstWarmupTime bound the warm-up of a sweep's first case
+// from below, maxWarmupRounds (of firstWarmup calls) from above.
+const (
+	firstWarmup     = 200
+	firstWarmupTime = 200 * time.Millisecond
+	maxWarmupRounds = 100
+)
 
 // median sorts d and returns its middle (the mean of the two middle ones
 // for an even length).
