@@ -36,7 +36,7 @@ type Segment struct {
 	mu       sync.Mutex
 	f        *os.File // descriptor to pass to peers; nil after Close or for received segments
 	mem      []byte   // the MAP_SHARED mapping; nil after Close
-	prefault *prefaulter
+	prefault *prefaulter // reads the mapping's pages once; Close stops it
 }
 
 // Create makes a segment of at least size bytes (rounded up to whole pages),
