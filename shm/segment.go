@@ -34,8 +34,8 @@ type Options struct {
 // safe for concurrent use; Close must not race with users of Bytes.
 type Segment struct {
 	mu       sync.Mutex
-	f        *os.File // descriptor to pass to peers; nil after Close or for received segments
-	mem      []byte   // the MAP_SHARED mapping; nil after Close
+	f        *os.File    // descriptor to pass to peers; nil after Close or for received segments
+	mem      []byte      // the MAP_SHARED mapping; nil after Close
 	prefault *prefaulter // reads the mapping's pages once; Close stops it
 }
 
