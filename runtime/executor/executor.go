@@ -60,9 +60,11 @@ type Executor struct {
 	stepWG    sync.WaitGroup
 	onFail    func(error)
 
-	// Transfer ordinals of the current call, per peer.
-	sendOrd map[int]uint32
-	recvOrd map[int]uint32
+	// Transfer ordinals of the current call, indexed by peer (grown on
+	// demand), and the peers whose ordinals the call touched, which the
+	// next call resets: a call costs its own ops, not the job's size.
+	sendOrd, recvOrd []uint32
+	touched          []int
 }
 
 // Config tunes an Executor.
@@ -87,8 +89,6 @@ func New(rank int, links Links, cfg Config) *Executor {
 		segBytes: seg,
 		onFail:   cfg.OnFailure,
 		staging:  make(map[int][]byte),
-		sendOrd:  make(map[int]uint32),
-		recvOrd:  make(map[int]uint32),
 	}
 }
 
@@ -100,8 +100,10 @@ func (e *Executor) Run(ctx context.Context, p *plan.Plan, call Call, bufs Buffer
 		return fmt.Errorf("executor: element size %d", call.ElemSize)
 	}
 	scratch := e.scratchFor(p.ScratchLen * call.ElemSize)
-	clear(e.sendOrd)
-	clear(e.recvOrd)
+	for _, peer := range e.touched {
+		e.sendOrd[peer], e.recvOrd[peer] = 0, 0
+	}
+	e.touched = e.touched[:0]
 	// The run lives in the executor, so that the tasks pointing at it do
 	// not make every call allocate one.
 	e.run = run{e: e, call: call, bufs: bufs, scratch: scratch}
@@ -256,6 +258,24 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 	return left
 }
 
+// nextOrdinal returns peer's next transfer ordinal in ords and counts it.
+func (e *Executor) nextOrdinal(ords *[]uint32, peer int) uint32 {
+	if peer < 0 {
+		return 0 // prepare rejects the op
+	}
+	if peer >= len(e.sendOrd) {
+		n := max(peer+1, 2*len(e.sendOrd))
+		e.sendOrd = append(e.sendOrd, make([]uint32, n-len(e.sendOrd))...)
+		e.recvOrd = append(e.recvOrd, make([]uint32, n-len(e.recvOrd))...)
+	}
+	if e.sendOrd[peer] == 0 && e.recvOrd[peer] == 0 {
+		e.touched = append(e.touched, peer)
+	}
+	o := (*ords)[peer]
+	(*ords)[peer]++
+	return o
+}
+
 // prepare resolves an op's regions and takes its transfer ordinal. The
 // link is looked up when the op runs, so that an op waiting for a peer to
 // connect does not hold up the other ops of its step.
@@ -270,11 +290,9 @@ func (r *run) prepare(op *plan.Op, t *task) error {
 	}
 	switch op.Kind {
 	case plan.OpSend:
-		t.ord = r.e.sendOrd[op.Peer]
-		r.e.sendOrd[op.Peer]++
+		t.ord = r.e.nextOrdinal(&r.e.sendOrd, op.Peer)
 	case plan.OpRecv, plan.OpRecvReduce:
-		t.ord = r.e.recvOrd[op.Peer]
-		r.e.recvOrd[op.Peer]++
+		t.ord = r.e.nextOrdinal(&r.e.recvOrd, op.Peer)
 	case plan.OpCopy, plan.OpReduce:
 		if len(t.src) != len(t.dst) {
 			return fmt.Errorf("%s: source and destination lengths differ", op)
