@@ -15,6 +15,7 @@ import (
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/netio/control"
 	"github.com/hcclrun/hcclrun/runtime/executor"
+	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
 	"github.com/hcclrun/hcclrun/runtime/topo"
 )
@@ -46,6 +47,11 @@ type Comm struct {
 
 	sel       *selector.Selector
 	perServer int // ranks per server for hierarchical algorithms; 0: one server
+	// the selector's last answer (select.go), under mu
+	lastChoice struct {
+		call selector.Call
+		algo plan.Algorithm
+	}
 
 	mu     sync.Mutex // held while a collective runs
 	exec   *executor.Executor

@@ -12,6 +12,10 @@ import (
 // last ones.
 type planCache struct {
 	plans map[planKey]*plan.Plan
+	// the plan get returned last, which a loop of one call finds without
+	// hashing its key
+	lastKey  planKey
+	lastPlan *plan.Plan
 	// last AlltoAllV plan and the counts it was built for
 	vKey  planKey
 	vReq  plan.Request
@@ -49,7 +53,11 @@ func (pc *planCache) get(alg plan.Algorithm, req *plan.Request) (*plan.Plan, err
 		}
 		return p, nil
 	}
+	if pc.lastPlan != nil && pc.lastKey == key {
+		return pc.lastPlan, nil
+	}
 	if p, ok := pc.plans[key]; ok {
+		pc.lastKey, pc.lastPlan = key, p
 		return p, nil
 	}
 	p, err := alg.Build(*req)
@@ -63,6 +71,7 @@ func (pc *planCache) get(alg plan.Algorithm, req *plan.Request) (*plan.Plan, err
 		pc.plans = make(map[planKey]*plan.Plan)
 	}
 	pc.plans[key] = p
+	pc.lastKey, pc.lastPlan = key, p
 	return p, nil
 }
 

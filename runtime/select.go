@@ -52,12 +52,18 @@ func perServer(tableFile string, size int) (int, error) {
 	return per, nil
 }
 
-// chooseAlgorithm asks the selector for req's algorithm.
+// chooseAlgorithm asks the selector for req's algorithm. The last answer
+// is kept: a loop of one call skips the selector's locked, hashed cache.
 func (c *Comm) chooseAlgorithm(req *plan.Request, elemSize int) (plan.Algorithm, error) {
 	req.PerServer = c.perServer
-	choice, err := c.sel.Choose(selector.CallFor(*req, elemSize))
+	call := selector.CallFor(*req, elemSize)
+	if c.lastChoice.algo != nil && c.lastChoice.call == call {
+		return c.lastChoice.algo, nil
+	}
+	choice, err := c.sel.Choose(call)
 	if err != nil {
 		return nil, err
 	}
+	c.lastChoice.call, c.lastChoice.algo = call, choice.Algo
 	return choice.Algo, nil
 }
