@@ -438,8 +438,13 @@ func TestRefused(t *testing.T) {
 	if c0.Err() != nil {
 		t.Fatalf("rank 0 disturbed: %v", c0.Err())
 	}
-	if !contains(j.logs.String(), "authentication failed") {
-		t.Fatalf("wrong key not logged:\n%s", j.logs.String())
+	// The server logs a failed handshake after the client has its error
+	// (seen in CI: the log line was not there yet), so wait for it.
+	for deadline := time.Now().Add(5 * time.Second); !contains(j.logs.String(), "authentication failed"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("wrong key not logged:\n%s", j.logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
