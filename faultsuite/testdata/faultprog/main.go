@@ -89,6 +89,15 @@ func main() {
 		fail(c, err)
 	}
 	fmt.Printf("rank %d ready at=%d\n", c.Rank(), time.Now().UnixNano())
+	if cfg.mode == "a2av-agree" {
+		// The first call of this mode fails on purpose, and the abort it
+		// causes can reach a rank still on its way out of the Barrier
+		// above, before it printed ready (seen in CI). A second Barrier
+		// holds every rank until all have printed it.
+		if err := c.Barrier(ctx); err != nil {
+			fail(c, err)
+		}
+	}
 	switch cfg.mode {
 	case "loop":
 		loop(ctx, c, cfg)
