@@ -219,8 +219,8 @@ func (m *linkManager) Link(ctx context.Context, peer int) (transport.Link, error
 // dialUntilClosed dials peer, giving up when the manager closes: an abort
 // of the job closes it, and a rank dialling a peer that has died (its
 // listener gone, so every attempt is refused) must then fail at once with
-// the abort rather than retry until ctx ends (seen in CI: 20 s of refused
-// dials by a rank whose job had been aborted).
+// the abort rather than retry until ctx ends (seen in CI: a rank reported
+// 20 s of refused dials to a peer of a job that another rank had aborted).
 func (m *linkManager) dialUntilClosed(ctx context.Context, peer int) (transport.Link, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
