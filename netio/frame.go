@@ -59,14 +59,29 @@ func (h *Header) Encode(b []byte) {
 // Decode parses a header from b. It fails with ErrBadFrame when b is short,
 // the magic is wrong or a reserved byte is set.
 func (h *Header) Decode(b []byte) error {
+	flags, err := h.DecodeFlagged(b)
+	if err == nil && flags != 0 {
+		return fmt.Errorf("%w: reserved byte %#02x", ErrBadFrame, flags)
+	}
+	return err
+}
+
+// EncodeFlagged is Encode with the link's flags in the header's reserved
+// byte: a link may mark the frames it carries (shmlink marks a payload it
+// left in the sender's memory). Only DecodeFlagged accepts such a header.
+func (h *Header) EncodeFlagged(b []byte, flags uint8) {
+	h.Encode(b)
+	b[7] = flags
+}
+
+// DecodeFlagged is Decode for a link that marks its frames: it returns the
+// reserved byte instead of rejecting it.
+func (h *Header) DecodeFlagged(b []byte) (flags uint8, err error) {
 	if len(b) < HeaderSize {
-		return fmt.Errorf("%w: %d bytes, want %d", ErrBadFrame, len(b), HeaderSize)
+		return 0, fmt.Errorf("%w: %d bytes, want %d", ErrBadFrame, len(b), HeaderSize)
 	}
 	if m := binary.LittleEndian.Uint32(b[0:]); m != frameMagic {
-		return fmt.Errorf("%w: magic %#08x", ErrBadFrame, m)
-	}
-	if b[7] != 0 {
-		return fmt.Errorf("%w: reserved byte %#02x", ErrBadFrame, b[7])
+		return 0, fmt.Errorf("%w: magic %#08x", ErrBadFrame, m)
 	}
 	h.Call.Coll = b[4]
 	h.Call.DType = b[5]
@@ -78,5 +93,5 @@ func (h *Header) Decode(b []byte) error {
 	h.Step = binary.LittleEndian.Uint32(b[32:])
 	h.Len = binary.LittleEndian.Uint32(b[36:])
 	h.Offset = binary.LittleEndian.Uint64(b[40:])
-	return nil
+	return b[7], nil
 }

@@ -31,14 +31,18 @@ type Job struct {
 
 // Knobs are the runtime's tunables (HCCL_ALGO, HCCL_BUFFSIZE, ...).
 type Knobs struct {
-	Algo           string        // HCCL_ALGO, e.g. "ring" or "allreduce:rhd;allgather:pat"
-	TuningFile     string        // HCCL_TUNING_FILE: cost-model constants (see selector.ParseTuning)
-	Debug          string        // HCCL_DEBUG: WARN, INFO or TRACE
-	SocketIfname   string        // HCCL_SOCKET_IFNAME
-	ShmDisable     bool          // HCCL_SHM_DISABLE=1
-	BuffSize       int           // HCCL_BUFFSIZE: staging bytes per link (0: default)
-	ConnectTimeout time.Duration // HCCL_CONNECT_TIMEOUT: bound of Init
-	ExecTimeout    time.Duration // HCCL_EXEC_TIMEOUT: bound of one collective (0: none)
+	Algo         string // HCCL_ALGO, e.g. "ring" or "allreduce:rhd;allgather:pat"
+	TuningFile   string // HCCL_TUNING_FILE: cost-model constants (see selector.ParseTuning)
+	Debug        string // HCCL_DEBUG: WARN, INFO or TRACE
+	SocketIfname string // HCCL_SOCKET_IFNAME
+	ShmDisable   bool   // HCCL_SHM_DISABLE=1
+	// HCCL_SHM_DIRECT_DISABLE=1: large payloads between ranks of one
+	// server always go through the shm rings, never read in place from
+	// the sender's memory (see shmlink's direct.go).
+	ShmDirectDisable bool
+	BuffSize         int           // HCCL_BUFFSIZE: staging bytes per link (0: default)
+	ConnectTimeout   time.Duration // HCCL_CONNECT_TIMEOUT: bound of Init
+	ExecTimeout      time.Duration // HCCL_EXEC_TIMEOUT: bound of one collective (0: none)
 }
 
 // Defaults when the environment says nothing.
@@ -98,12 +102,20 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 		SocketIfname:   strings.TrimSpace(getenv("HCCL_SOCKET_IFNAME")),
 		ConnectTimeout: defaultConnectTimeout,
 	}
-	switch s := getenv("HCCL_SHM_DISABLE"); s {
-	case "", "0":
-	case "1":
-		k.ShmDisable = true
-	default:
-		return Knobs{}, fmt.Errorf("HCCL_SHM_DISABLE=%q: want 0 or 1", s)
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{
+		{"HCCL_SHM_DISABLE", &k.ShmDisable},
+		{"HCCL_SHM_DIRECT_DISABLE", &k.ShmDirectDisable},
+	} {
+		switch s := getenv(f.name); s {
+		case "", "0":
+		case "1":
+			*f.dst = true
+		default:
+			return Knobs{}, fmt.Errorf("%s=%q: want 0 or 1", f.name, s)
+		}
 	}
 	if s := getenv("HCCL_BUFFSIZE"); s != "" {
 		n, err := selector.ParseBytes(s)

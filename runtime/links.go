@@ -38,6 +38,7 @@ type linkManager struct {
 	tcp        *netio.Listener
 	shm        *shmlink.Listener // nil when shared memory is disabled
 	ringBytes  int
+	noDirect   bool       // HCCL_SHM_DIRECT_DISABLE
 	facts      topo.Facts // this rank's
 	log        *slog.Logger
 
@@ -64,7 +65,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	}
 	m := &linkManager{
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
-		ringBytes: knobs.BuffSize, facts: facts,
+		ringBytes: knobs.BuffSize, noDirect: knobs.ShmDirectDisable, facts: facts,
 		links:     make(map[int]transport.Link),
 		arrived:   make(map[int]chan struct{}),
 		dialing:   make(map[int]*pendingDial),
@@ -289,9 +290,9 @@ func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error
 			return nil, err
 		}
 		if topo.SameHost(m.facts, f) {
-			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes})
+			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes, NoDirect: m.noDirect})
 			if err == nil {
-				m.log.Debug("link dialled", "peer", peer, "via", "shm")
+				m.log.Debug("link dialled", "peer", peer, "via", "shm", "reads_in_place", l.ReadsDirect())
 				return l, nil
 			}
 			if ctx.Err() != nil {

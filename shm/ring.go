@@ -16,6 +16,8 @@ const (
 	offMagic       = 0   // uint32, written last by NewRing
 	offVersion     = 4   // uint32
 	offCapacity    = 8   // uint64, bytes in the data area, a power of two
+	offProdAddr    = 16  // uint64: this header's address in the producer's process (direct.go)
+	offDirect      = 24  // uint32: 1 once the consumer has read the producer's memory directly
 	offHead        = 128 // uint64: bytes ever committed; written by the producer only
 	offTail        = 256 // uint64: bytes ever released; written by the consumer only
 	offDataEv      = 384 // uint32 futex word the consumer sleeps on; bumped to wake it
@@ -25,12 +27,15 @@ const (
 	offProdWaiting = 516 // uint32: 1 while the producer is (about to be) asleep
 	offProdWant    = 520 // uint64: wake the sleeping producer once tail reaches this
 	offClosed      = 640 // uint32: 1 once either side closed the ring
+	offAcked       = 768 // uint64: payloads handed over in place that the consumer has read
+	offAckEv       = 776 // uint32 futex word the producer sleeps on for an acknowledgement
+	offAckWaiting  = 780 // uint32: 1 while the producer is (about to be) asleep for one
 
 	// RingHeaderSize is the space a ring's header takes before its data.
 	RingHeaderSize = 4096
 
 	ringMagic   = 0x474e5248 // "HRNG"
-	ringVersion = 1
+	ringVersion = 2
 
 	// MinRingCapacity is the smallest data area NewRing accepts. Anything
 	// smaller than a frame header would make every frame wrap.
@@ -63,6 +68,12 @@ type Ring struct {
 	dataEv, consWaiting          *atomic.Uint32
 	spaceEv, prodWaiting, closed *atomic.Uint32
 
+	// Payloads handed over in place (direct.go).
+	hdr               []byte
+	prodAddr, acked   *atomic.Uint64
+	direct            *atomic.Uint32
+	ackEv, ackWaiting *atomic.Uint32
+
 	chunk int
 
 	local atomic.Bool           // Close was called in this process
@@ -92,10 +103,10 @@ func NewRing(b []byte, capacity int) (*Ring, error) {
 		return nil, fmt.Errorf("shm: ring of %d bytes needs %d bytes of memory, have %d", capacity, RingBytes(capacity), len(b))
 	}
 	hdr := b[:RingHeaderSize]
-	for _, off := range []int{offHead, offTail, offConsWant, offProdWant} {
+	for _, off := range []int{offProdAddr, offHead, offTail, offConsWant, offProdWant, offAcked} {
 		word64(hdr, off).Store(0)
 	}
-	for _, off := range []int{offDataEv, offConsWaiting, offSpaceEv, offProdWaiting, offClosed} {
+	for _, off := range []int{offDirect, offDataEv, offConsWaiting, offSpaceEv, offProdWaiting, offClosed, offAckEv, offAckWaiting} {
 		word32(hdr, off).Store(0)
 	}
 	word64(hdr, offCapacity).Store(uint64(capacity))
@@ -138,6 +149,12 @@ func attach(b []byte, capacity int) *Ring {
 		spaceEv:     word32(hdr, offSpaceEv),
 		prodWaiting: word32(hdr, offProdWaiting),
 		closed:      word32(hdr, offClosed),
+		hdr:         hdr,
+		prodAddr:    word64(hdr, offProdAddr),
+		acked:       word64(hdr, offAcked),
+		direct:      word32(hdr, offDirect),
+		ackEv:       word32(hdr, offAckEv),
+		ackWaiting:  word32(hdr, offAckWaiting),
 		chunk:       min(capacity/4, maxChunk),
 	}
 	r.wHead = r.head.Load()
@@ -183,6 +200,8 @@ func (r *Ring) wakeAll() {
 	futexWakeUp(r.dataEv, 1<<30)
 	r.spaceEv.Add(1)
 	futexWakeUp(r.spaceEv, 1<<30)
+	r.ackEv.Add(1)
+	futexWakeUp(r.ackEv, 1<<30)
 }
 
 // closedErr returns why the ring cannot be used, nil while it can. A

@@ -43,10 +43,27 @@ func SetSpin(d time.Duration) { spinFor.Store(int64(max(d, 0))) }
 // producer) reaches want, or on close. The periodic wake bounds a wrong
 // want to a delay, never a hang.
 func (r *Ring) await(ctx context.Context, consumer bool, want uint64) error {
-	ev, waiting, wantWord, other := r.spaceEv, r.prodWaiting, r.prodWant, r.tail
+	s := sleeper{ev: r.spaceEv, waiting: r.prodWaiting, wantWord: r.prodWant, counter: r.tail, want: want}
 	if consumer {
-		ev, waiting, wantWord, other = r.dataEv, r.consWaiting, r.consWant, r.head
+		s = sleeper{ev: r.dataEv, waiting: r.consWaiting, wantWord: r.consWant, counter: r.head, want: want}
 	}
+	return r.wait(ctx, &s, func() bool { return r.ready(consumer) })
+}
+
+// sleeper says what a waiter sleeps on: the futex word ev, the flag that
+// announces the sleep to the other side, and the other side's counter that
+// must reach want. wantWord, when set, tells the other side that want.
+type sleeper struct {
+	ev, waiting       *atomic.Uint32
+	wantWord, counter *atomic.Uint64
+	want              uint64
+}
+
+// wait spins while !progress() for the spin time, then sleeps until s's
+// counter reaches its want, the ring closes or ctx ends. It returns nil
+// when the caller should look again (which may also follow a period of
+// progress short of the want), and ctx's error when ctx ended.
+func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error {
 	// A call made with a context that is already done fails at once
 	// rather than after a spin.
 	if err := ctx.Err(); err != nil {
@@ -55,7 +72,7 @@ func (r *Ring) await(ctx context.Context, consumer bool, want uint64) error {
 	var start time.Time
 	spin := time.Duration(spinFor.Load())
 	for i := 0; ; i++ {
-		if r.ready(consumer) || r.closed.Load() != 0 || r.local.Load() {
+		if progress() || r.closed.Load() != 0 || r.local.Load() {
 			return nil
 		}
 		if i&7 == 7 {
@@ -67,7 +84,9 @@ func (r *Ring) await(ctx context.Context, consumer bool, want uint64) error {
 			goruntime.Gosched()
 		}
 	}
-	wantWord.Store(want)
+	if s.wantWord != nil {
+		s.wantWord.Store(s.want)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -75,18 +94,18 @@ func (r *Ring) await(ctx context.Context, consumer bool, want uint64) error {
 		// Read the event word before announcing the sleep and re-checking:
 		// a wake after the re-check bumps the word, so the futex wait
 		// returns at once instead of sleeping through it.
-		seen := ev.Load()
-		waiting.Store(1)
-		if other.Load() >= want || r.closed.Load() != 0 || r.local.Load() {
-			waiting.Store(0)
+		seen := s.ev.Load()
+		s.waiting.Store(1)
+		if s.counter.Load() >= s.want || r.closed.Load() != 0 || r.local.Load() {
+			s.waiting.Store(0)
 			return nil
 		}
-		futexSleep(ev, seen, WakePeriod)
-		waiting.Store(0)
-		if ev.Load() != seen || other.Load() >= want {
+		futexSleep(s.ev, seen, WakePeriod)
+		s.waiting.Store(0)
+		if s.ev.Load() != seen || s.counter.Load() >= s.want {
 			return nil
 		}
-		if r.ready(consumer) && time.Since(start) > WakePeriod {
+		if progress() && time.Since(start) > WakePeriod {
 			// Progress, but less than wanted, for a whole period: let
 			// the caller take what there is.
 			return nil

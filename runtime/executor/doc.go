@@ -7,6 +7,18 @@
 // frame each, so that a receiver reduces segment k while segment k+1 is still
 // on the wire, and so that no link needs to buffer a whole transfer.
 //
+// The calling goroutine runs what needs no waiting first: the sends a
+// link takes at once, either handed over in place (transport.Poster: shared
+// memory lets the peer copy transfers of up to postMax bytes straight out of
+// this rank's buffer) or small enough for the link's buffer
+// (transport.TrySender), then the step's local copies and reductions, then
+// one of the remaining ops; the others run on workers, one goroutine each,
+// kept between calls. A step of one send and one receive thus runs on one
+// goroutine, which matters on machines with few cores: every extra thread
+// that must run is a hand-off through the scheduler. A step ends when its
+// ops are done and its peers have read what it posted (waitPosted), so the
+// next step may overwrite those buffers.
+//
 // Every frame carries the call's sequence number and descriptor, the sender,
 // the transfer's ordinal on its directed link and the segment's offset and
 // length. A receiver compares each header with what its own plan expects and

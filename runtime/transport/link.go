@@ -50,3 +50,21 @@ type TrySender interface {
 	// Send does.
 	TrySend(ctx context.Context, h *netio.Header, p []byte) (sent bool, err error)
 }
+
+// Poster is implemented by links that can hand a large payload over in
+// place: the frame carries a reference to the sender's memory and the
+// receiver copies the payload straight from there, one copy instead of two
+// (shared memory does this where the kernel allows one process to read
+// another's memory). A post does not wait for the receiver, so a rank can
+// post its sends of a step and go on to its receives on the same goroutine.
+type Poster interface {
+	// TryPost sends the frame h whose payload p stays in place, if the
+	// link hands p over that way and can do so now without waiting, and
+	// reports whether it did. A posted p must stay unchanged until a
+	// later WaitPosted returns. An error leaves the link unusable.
+	TryPost(ctx context.Context, h *netio.Header, p []byte) (posted bool, err error)
+
+	// WaitPosted waits until the receiver has read every payload posted
+	// so far.
+	WaitPosted(ctx context.Context) error
+}

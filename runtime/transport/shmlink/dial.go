@@ -20,6 +20,9 @@ type DialConfig struct {
 	Peer      int    // the listening rank
 	RingBytes int    // data capacity per direction; 0 means DefaultRingBytes
 	Channel   int    // told to the listener (Link.Channel); 0 for a single link
+	// NoDirect keeps every payload in the rings: neither side reads the
+	// other's memory in place (direct.go), whatever the kernel allows.
+	NoDirect bool
 	// Segment is passed to shm.Create; its zero value creates in
 	// /dev/shm. Tests inject a fake free-space function through it.
 	Segment shm.Options
@@ -93,9 +96,11 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	if err != nil {
 		return nil, err
 	}
+	tx.PublishAddr() // before the listener can probe it
 	stop := deadlineFrom(ctx, conn)
 	defer stop()
-	if err := seg.Send(conn, encodeSegMsg(capacity, cfg.Channel)); err != nil {
+	msg := segMsg{capacity: capacity, channel: cfg.Channel, direct: !cfg.NoDirect}
+	if err := seg.Send(conn, msg.encode()); err != nil {
 		return nil, ctxOr(ctx, err)
 	}
 	var ack [1]byte
@@ -109,7 +114,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 		return nil, err
 	}
 	ok = true
-	return newLink(cfg.Self, cfg.Peer, cfg.Channel, seg, tx, rx, conn), nil
+	return newLink(cfg.Self, cfg.Peer, cfg.Channel, seg, tx, rx, conn, msg.direct), nil
 }
 
 // deadlineFrom applies ctx's deadline to conn and makes cancelling ctx

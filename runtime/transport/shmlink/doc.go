@@ -33,6 +33,15 @@
 // at it in place, piece by piece (VisitPayload), to reduce straight from the
 // ring.
 //
+// A large payload can skip the ring: TryPost writes only the header, marked,
+// and the payload's address, and the receiver copies the payload straight
+// out of the sender's memory with process_vm_readv, then acknowledges it
+// (WaitPosted waits for that). One copy instead of two, none on the sender's
+// core. Each side proves at set-up that it can read the other's memory
+// (direct.go); where the kernel refuses, or DialConfig.NoDirect says so
+// (HCCL_SHM_DIRECT_DISABLE=1 in the runtime), everything goes through the
+// rings.
+//
 // # Ring size
 //
 // DialConfig.RingBytes is the data capacity per direction (the runtime maps

@@ -36,6 +36,7 @@ type Link struct {
 	tx, rx *shm.Ring
 	conn   *net.UnixConn // liveness channel, see shm.Watch
 	word   [8]byte       // VisitPayload gathers a word split by the ring's wrap here
+	pid    int           // the peer's process, which payloads handed over in place are read from (direct.go)
 
 	// mu is held shared by every call while it uses the rings and
 	// exclusively by Close while it unmaps the segment: a call must never
@@ -46,26 +47,38 @@ type Link struct {
 	watchDone chan struct{}
 
 	// Sender state, owned by the one sending goroutine.
-	hdrOut  [netio.HeaderSize]byte
-	sendErr error // sticky: a failed Send may have left half a frame
+	hdrOut  [netio.HeaderSize + directRefSize]byte // a header, and the reference of a direct payload
+	posted  uint64                                 // direct payloads handed over, for AwaitAcks
+	sendErr error                                  // sticky: a failed Send may have left half a frame
 
 	// Receiver state, owned by the one receiving goroutine.
-	hdrIn   [netio.HeaderSize]byte
-	pending int  // payload bytes of the last header still unread
-	inFrame bool // a header was read and its payload not yet consumed
+	hdrIn   [netio.HeaderSize + directRefSize]byte
+	pending int    // payload bytes of the last header still unread
+	inFrame bool   // a header was read and its payload not yet consumed
+	remote  uint64 // the last frame's payload is direct, at this address in the peer (0: in the ring)
+	scratch []byte // VisitPayload reads direct payloads into this, piece by piece
 	recvErr error
 }
 
 var (
 	_ transport.Link           = (*Link)(nil)
 	_ transport.PayloadVisitor = (*Link)(nil)
+	_ transport.TrySender      = (*Link)(nil)
+	_ transport.Poster         = (*Link)(nil)
 )
 
-func newLink(self, peer, channel int, seg *shm.Segment, tx, rx *shm.Ring, conn *net.UnixConn) *Link {
+// newLink makes the link over the mapped rings. With direct, it first
+// tries to prove that this side can read the peer's memory, so that the
+// peer may hand large payloads over in place (direct.go); the peer must have
+// published its address in rx by then.
+func newLink(self, peer, channel int, seg *shm.Segment, tx, rx *shm.Ring, conn *net.UnixConn, direct bool) *Link {
 	l := &Link{
 		self: self, peer: peer, channel: channel,
 		seg: seg, tx: tx, rx: rx, conn: conn,
 		watchDone: make(chan struct{}),
+	}
+	if direct {
+		l.pid = probePeer(conn, rx)
 	}
 	go func() {
 		defer close(l.watchDone)
@@ -96,27 +109,39 @@ func (l *Link) recvFail(err error) error {
 
 // Send writes the frame h, p. It returns once p is in the ring (the
 // receiver may not have read it yet), so p may be reused. After an error
-// the link cannot send any more.
+// the link cannot send any more. (TryPost hands a payload over in place
+// instead.)
 func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
 	if int(h.Len) != len(p) {
 		return l.sendFail(fmt.Errorf("header says %d payload bytes, got %d", h.Len, len(p)))
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
+	if err := l.sendReady(); err != nil {
+		return err
+	}
+	return l.sent(l.send(ctx, h, p))
+}
+
+// sendReady returns why the link cannot send, nil when it can.
+func (l *Link) sendReady() error {
 	if l.closed.Load() {
 		return l.sendFail(ErrClosed)
 	}
-	if l.sendErr != nil {
-		return l.sendErr
+	return l.sendErr
+}
+
+// sent makes a send's error sticky: a failed send may have left half a
+// frame in the ring.
+func (l *Link) sent(err error) error {
+	if err == nil {
+		return nil
 	}
-	if err := l.send(ctx, h, p); err != nil {
-		if l.closed.Load() {
-			err = ErrClosed
-		}
-		l.sendErr = l.sendFail(err)
-		return l.sendErr
+	if l.closed.Load() {
+		err = ErrClosed
 	}
-	return nil
+	l.sendErr = l.sendFail(err)
+	return l.sendErr
 }
 
 // TrySend sends the frame h, p when the ring has room for all of it now,
@@ -134,20 +159,21 @@ func (l *Link) TrySend(ctx context.Context, h *netio.Header, p []byte) (bool, er
 }
 
 func (l *Link) send(ctx context.Context, h *netio.Header, p []byte) error {
-	h.Encode(l.hdrOut[:])
+	hdr := l.hdrOut[:netio.HeaderSize]
+	h.Encode(hdr)
 	if n := netio.HeaderSize + len(p); n <= smallFrame {
 		b, err := l.tx.Reserve(ctx, n)
 		if err != nil {
 			return err
 		}
 		if len(b) == n {
-			copy(b[copy(b, l.hdrOut[:]):], p)
+			copy(b[copy(b, hdr):], p)
 			l.tx.Commit(n)
 			return nil
 		}
 		// Not contiguous (the ring wraps, or is partly full): in pieces.
 	}
-	if err := l.tx.Write(ctx, l.hdrOut[:]); err != nil {
+	if err := l.tx.Write(ctx, hdr); err != nil {
 		return err
 	}
 	return l.tx.Write(ctx, p)
@@ -164,11 +190,16 @@ func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
 	if l.inFrame && l.pending > 0 {
 		return l.recvFail(fmt.Errorf("%d payload bytes of the previous frame not consumed", l.pending))
 	}
-	if err := l.rx.Read(ctx, l.hdrIn[:]); err != nil {
+	hdr := l.hdrIn[:netio.HeaderSize]
+	if err := l.rx.Read(ctx, hdr); err != nil {
 		return l.recvBroken(err)
 	}
-	if err := h.Decode(l.hdrIn[:]); err != nil {
+	flags, err := h.DecodeFlagged(hdr)
+	if err != nil {
 		// The stream is out of step: nothing after this can be trusted.
+		return l.recvBroken(err)
+	}
+	if l.remote, err = l.readRef(ctx, h, flags); err != nil {
 		return l.recvBroken(err)
 	}
 	l.pending, l.inFrame = int(h.Len), true
@@ -182,6 +213,12 @@ func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
 	defer l.mu.RUnlock()
 	if err := l.payloadReady(len(p)); err != nil {
 		return err
+	}
+	if l.remote != 0 {
+		if err := l.readDirect(p, 0); err != nil {
+			return l.recvBroken(err)
+		}
+		return l.consumedDirect()
 	}
 	if err := l.rx.Read(ctx, p); err != nil {
 		return l.recvBroken(err)
@@ -207,6 +244,9 @@ func (l *Link) VisitPayload(ctx context.Context, n int, fn func(off int, b []byt
 	defer l.mu.RUnlock()
 	if err := l.payloadReady(n); err != nil {
 		return err
+	}
+	if l.remote != 0 {
+		return l.visitDirect(n, fn)
 	}
 	piece := min(l.rx.Cap()/4, maxPiece)
 	word := l.word[:] // in the Link: a local array handed to fn would escape, one allocation per call

@@ -133,17 +133,18 @@ func (l *Listener) serve(conn *net.UnixConn) (*Link, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("rank %d: %w", peer, ctxOr(ctx, err))
 	}
-	capacity, channel, err := decodeSegMsg(msg)
+	m, err := decodeSegMsg(msg)
 	if err == nil {
 		var rx, tx *shm.Ring
-		rx, tx, err = ringsOf(seg.Bytes(), capacity, false)
+		rx, tx, err = ringsOf(seg.Bytes(), m.capacity, false)
 		if err == nil {
+			tx.PublishAddr() // before the ack, after which the dialer probes it
 			if _, err = conn.Write([]byte{segAck}); err == nil {
 				err = conn.SetDeadline(time.Time{})
 			}
 		}
 		if err == nil {
-			return newLink(l.rank, peer, channel, seg, tx, rx, conn), peer, nil
+			return newLink(l.rank, peer, m.channel, seg, tx, rx, conn, m.direct), peer, nil
 		}
 	}
 	seg.Close()

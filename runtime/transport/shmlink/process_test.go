@@ -47,6 +47,9 @@ func TestMain(m *testing.M) {
 //	               until the parent closes the link.
 //	source:        rank 1, dials rank 0, sends "<count> <size>" frames for
 //	               each such line on stdin.
+//	post-echo:     echo-dialer, but sends back by posting in place
+//	               (TryPost, WaitPosted) what is large enough.
+//	idle-dialer:   rank 1, dials rank 0, then reads nothing until killed.
 //	wait-dialer:   rank 1, dials rank 0 (so it creates the segment), sends
 //	               one frame, then blocks in RecvHeader until killed.
 //	listen-only:   rank 0, listens until stdin closes.
@@ -118,7 +121,10 @@ func runChild(role string) error {
 			}
 		}
 		return nil
-	case "echo-dialer":
+	case "idle-dialer":
+		io.Copy(io.Discard, os.Stdin)
+		return nil
+	case "echo-dialer", "post-echo":
 		for {
 			if err := link.RecvHeader(ctx, &h); err != nil {
 				if errors.Is(err, shm.ErrPeerClosed) || errors.Is(err, shm.ErrPeerGone) {
@@ -129,6 +135,18 @@ func runChild(role string) error {
 			p := make([]byte, h.Len)
 			if err := link.RecvPayload(ctx, p); err != nil {
 				return err
+			}
+			if role == "post-echo" {
+				posted, err := link.TryPost(ctx, &h, p)
+				if err == nil && posted {
+					err = link.WaitPosted(ctx)
+				}
+				if err != nil {
+					return err
+				}
+				if posted {
+					continue
+				}
 			}
 			if err := link.Send(ctx, &h, p); err != nil {
 				return err

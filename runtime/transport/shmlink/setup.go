@@ -24,27 +24,40 @@ const maxRingBytes = 1 << 30
 const setupTimeout = 10 * time.Second
 
 // segMsg is the message that carries the segment descriptor: a magic, the
-// ring capacity, and the channel number. The listener cross-checks the
-// capacity against what the rings in the segment say.
+// ring capacity, the channel number, and whether large payloads may go over
+// in place (direct.go). The listener cross-checks the capacity against what
+// the rings in the segment say.
 const (
-	segMagic   = "HSM1"
-	segMsgSize = 4 + 8 + 4
+	segMagic   = "HSM2"
+	segMsgSize = 4 + 8 + 4 + 1
 	segAck     = 'k'
 )
 
-func encodeSegMsg(capacity, channel int) []byte {
+type segMsg struct {
+	capacity, channel int
+	direct            bool
+}
+
+func (m segMsg) encode() []byte {
 	b := make([]byte, segMsgSize)
 	copy(b, segMagic)
-	binary.LittleEndian.PutUint64(b[4:], uint64(capacity))
-	binary.LittleEndian.PutUint32(b[12:], uint32(channel))
+	binary.LittleEndian.PutUint64(b[4:], uint64(m.capacity))
+	binary.LittleEndian.PutUint32(b[12:], uint32(m.channel))
+	if m.direct {
+		b[16] = 1
+	}
 	return b
 }
 
-func decodeSegMsg(b []byte) (capacity, channel int, err error) {
-	if len(b) != segMsgSize || string(b[:4]) != segMagic {
-		return 0, 0, fmt.Errorf("bad segment message %q", b)
+func decodeSegMsg(b []byte) (segMsg, error) {
+	if len(b) != segMsgSize || string(b[:4]) != segMagic || b[16] > 1 {
+		return segMsg{}, fmt.Errorf("bad segment message %q", b)
 	}
-	return int(binary.LittleEndian.Uint64(b[4:])), int(binary.LittleEndian.Uint32(b[12:])), nil
+	return segMsg{
+		capacity: int(binary.LittleEndian.Uint64(b[4:])),
+		channel:  int(binary.LittleEndian.Uint32(b[12:])),
+		direct:   b[16] == 1,
+	}, nil
 }
 
 // RingCapacity returns the capacity Dial uses for a requested RingBytes:

@@ -1,0 +1,131 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/runtime/plan"
+	"github.com/hcclrun/hcclrun/runtime/transport"
+	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
+)
+
+// oneLink is the Links of a rank with a single peer.
+type oneLink struct{ l transport.Link }
+
+func (o oneLink) Link(context.Context, int) (transport.Link, error) { return o.l, nil }
+func (o oneLink) Open(int) transport.Link                         { return o.l }
+
+// shmPair opens a real shared-memory link between ranks 0 and 1 of this
+// process.
+func shmPair(t *testing.T, ctx context.Context, ringBytes int) (l0, l1 *shmlink.Link) {
+	t.Helper()
+	job, key := fmt.Sprintf("exec-test-%d-%d", os.Getpid(), time.Now().UnixNano()), []byte("0123456789abcdef0123456789abcdef")
+	ln, err := shmlink.Listen(job, 0, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dialed := make(chan error, 1)
+	go func() {
+		var err error
+		l1, err = shmlink.Dial(ctx, shmlink.DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ringBytes})
+		dialed <- err
+	}()
+	l0, _, err = ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-dialed; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l0.Close(); l1.Close() })
+	if !l0.ReadsDirect() || !l1.ReadsDirect() {
+		t.Fatal("the links do not read in place")
+	}
+	return l0, l1
+}
+
+func sumBytes(dst, a, b []byte) {
+	for i := range dst {
+		dst[i] = a[i] + b[i]
+	}
+}
+
+// TestPostedSends runs an exchange step (each rank sends its send buffer
+// and receives, or receive-reduces, the peer's) over real shm links, with
+// transfers that are posted in place whole, posted in part because the ring
+// has no room for all their references (the rest goes out through the
+// ring), and too large to be posted at all. Both ranks must end with the
+// exact expected bytes, and a second call on the same buffers must see the
+// first call's reads finished.
+func TestPostedSends(t *testing.T) {
+	const seg = 256 << 10
+	for _, tt := range []struct {
+		name      string
+		ringBytes int
+		bytes     int
+	}{
+		{"posted whole", 0, 3*seg + 8},
+		{"posted in part", 512, postMax}, // a 512-byte ring takes 9 of the 16 references
+		{"beyond postMax", 0, postMax + seg},
+	} {
+		for _, kind := range []plan.Kind{plan.OpRecv, plan.OpRecvReduce} {
+			t.Run(fmt.Sprintf("%s/%v", tt.name, kind), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				l0, l1 := shmPair(t, ctx, tt.ringBytes)
+				links := [2]transport.Link{l0, l1}
+				n := tt.bytes
+				var bufs [2]Buffers
+				for r := range bufs {
+					bufs[r] = Buffers{Send: make([]byte, n), Recv: make([]byte, n)}
+				}
+				errs := make(chan error, 2)
+				for call := uint64(1); call <= 2; call++ {
+					for r := range bufs {
+						for i := range bufs[r].Send {
+							bufs[r].Send[i] = byte(i*int(call)) + byte(r*3)
+						}
+					}
+					for r := range 2 {
+						e := New(r, oneLink{links[r]}, Config{SegmentBytes: seg})
+						defer e.Close()
+						op := plan.Op{Kind: kind, Peer: 1 - r, Dst: plan.Region{Buf: plan.BufRecv, Len: n}}
+						if kind == plan.OpRecvReduce {
+							op.Src = plan.Region{Buf: plan.BufSend, Len: n}
+						}
+						p := &plan.Plan{Coll: plan.AllReduce, Rank: r, Size: 2, Steps: []plan.Step{{Ops: []plan.Op{
+							{Kind: plan.OpSend, Peer: 1 - r, Src: plan.Region{Buf: plan.BufSend, Len: n}},
+							op,
+						}}}}
+						go func() {
+							errs <- e.Run(ctx, p, Call{Seq: call, Desc: netio.Call{Count: uint64(n)}, ElemSize: 1, Kernel: sumBytes}, bufs[r])
+						}()
+					}
+					for range 2 {
+						if err := <-errs; err != nil {
+							t.Fatalf("call %d: %v", call, err)
+						}
+					}
+					for r := range bufs {
+						want := make([]byte, n)
+						for i := range want {
+							want[i] = bufs[1-r].Send[i]
+							if kind == plan.OpRecvReduce {
+								want[i] += bufs[r].Send[i]
+							}
+						}
+						if !bytes.Equal(bufs[r].Recv, want) {
+							t.Fatalf("call %d: rank %d received other bytes", call, r)
+						}
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package shmlink
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/shm"
+)
+
+// Direct payloads: large payloads handed over in place.
+//
+// Through the ring a payload is copied twice, into the ring by the sender
+// and out of it by the receiver. A payload of at least directMin bytes
+// goes over in place instead, when the receiver has shown at set-up that
+// it can read the sender's memory (shm.Ring.ProbeProducer): the sender
+// writes the frame's header, marked flagDirect, and the payload's address
+// in its own process; the receiver copies the payload from there with
+// process_vm_readv straight into its destination (or, to reduce it, into a
+// small scratch buffer piece by piece), then acknowledges it
+// (shm.Ring.Ack). Send returns after the acknowledgement; TryPost returns at
+// once and WaitPosted waits for the acknowledgements, so that a rank posts
+// its sends and goes on to its receives on one goroutine: on two cores,
+// every extra goroutine that has to run is a hand-off between threads.
+//
+// This is what Open MPI's vader does for messages above 4 KiB (its
+// "single copy mechanism", CMA). Below directMin the ring is faster: a
+// system call and an acknowledgement cost more than the second copy.
+
+const (
+	// flagDirect marks a frame whose payload stays in the sender's memory;
+	// a directRefSize-byte address follows the header in the ring.
+	flagDirect    = 1
+	directRefSize = 8
+
+	// directMin is the smallest payload handed over in place. It must
+	// exceed the compiler's largest stack variable (128 KiB): a goroutine
+	// stack moves when it grows, and the receiver would read where the
+	// payload used to be; a longer slice is necessarily in the heap or in
+	// a mapping, which stay put.
+	directMin = 256 << 10
+
+	// directPiece is how much VisitPayload reads at a time into its
+	// scratch buffer: small enough to stay in the cache for the reduction
+	// that follows, large enough that the system call is a few percent.
+	directPiece = 128 << 10
+)
+
+// probePeer returns the peer's process id when this side can read the
+// peer's memory, and marks rx so that the peer hands large payloads over in
+// place; it returns 0 when it cannot (the payloads then go through the ring).
+func probePeer(conn *net.UnixConn, rx *shm.Ring) int {
+	pid, err := peerPID(conn)
+	if err != nil || pid <= 0 {
+		return 0 // a peer in another pid namespace shows as 0
+	}
+	if rx.ProbeProducer(pid) != nil {
+		return 0
+	}
+	return pid
+}
+
+// peerPID returns the process id of the other end of conn, as the kernel
+// recorded it when the connection was made (SO_PEERCRED), in this
+// process's pid namespace.
+func peerPID(conn *net.UnixConn) (int, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var cred *unix.Ucred
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return 0, err
+	}
+	if serr != nil {
+		return 0, serr
+	}
+	return int(cred.Pid), nil
+}
+
+// ReadsDirect reports whether the peer hands this side large payloads in
+// place (this side proved at set-up that it can read the peer's memory).
+func (l *Link) ReadsDirect() bool { return l.rx.Direct() }
+
+// sendsDirect reports whether a payload of n bytes goes over in place.
+func (l *Link) sendsDirect(n int) bool { return n >= directMin && l.tx.Direct() }
+
+// post writes the header of the frame h, marked, and p's address. It waits
+// only if the ring has no room for those few bytes.
+func (l *Link) post(ctx context.Context, h *netio.Header, p []byte) error {
+	h.EncodeFlagged(l.hdrOut[:netio.HeaderSize], flagDirect)
+	binary.LittleEndian.PutUint64(l.hdrOut[netio.HeaderSize:], shm.Addr(p))
+	if err := l.tx.Write(ctx, l.hdrOut[:]); err != nil {
+		return err
+	}
+	l.posted++
+	return nil
+}
+
+// TryPost hands the frame h, p over in place if p is large enough, the peer
+// can read this process and the ring has room for the reference now (see
+// transport.Poster).
+func (l *Link) TryPost(ctx context.Context, h *netio.Header, p []byte) (bool, error) {
+	if int(h.Len) != len(p) {
+		return false, l.sendFail(fmt.Errorf("header says %d payload bytes, got %d", h.Len, len(p)))
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if !l.sendsDirect(len(p)) || l.tx.Cap()-l.tx.Buffered() < len(l.hdrOut) {
+		return false, nil
+	}
+	if err := l.sendReady(); err != nil {
+		return false, err
+	}
+	return true, l.sent(l.post(ctx, h, p))
+}
+
+// WaitPosted waits until the peer has read every payload this side handed
+// over in place.
+func (l *Link) WaitPosted(ctx context.Context) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.posted == 0 {
+		return nil
+	}
+	if err := l.sendReady(); err != nil {
+		return err
+	}
+	return l.sent(l.tx.AwaitAcks(ctx, l.posted))
+}
+
+// readRef reads the reference that follows a header marked flagDirect and
+// returns the payload's address in the peer, 0 for an unmarked header.
+func (l *Link) readRef(ctx context.Context, h *netio.Header, flags uint8) (uint64, error) {
+	switch {
+	case flags == 0:
+		return 0, nil
+	case flags != flagDirect:
+		return 0, fmt.Errorf("%w: unknown flags %#02x", netio.ErrBadFrame, flags)
+	case l.pid == 0 || h.Len == 0:
+		// The peer was never told that this side reads in place.
+		return 0, fmt.Errorf("%w: a direct payload of %d bytes that this side did not agree to", netio.ErrBadFrame, h.Len)
+	}
+	ref := l.hdrIn[netio.HeaderSize:]
+	if err := l.rx.Read(ctx, ref); err != nil {
+		return 0, err
+	}
+	addr := binary.LittleEndian.Uint64(ref)
+	if addr == 0 {
+		return 0, fmt.Errorf("%w: a direct payload at address 0", netio.ErrBadFrame)
+	}
+	return addr, nil
+}
+
+// readDirect copies len(p) bytes of the current direct payload, from off
+// on, out of the peer's memory into p.
+func (l *Link) readDirect(p []byte, off int) error {
+	if err := shm.ReadProcess(l.pid, p, l.remote+uint64(off)); err != nil {
+		return fmt.Errorf("reading %d bytes of rank %d's payload in place: %w", len(p), l.peer, err)
+	}
+	return nil
+}
+
+// visitDirect is VisitPayload for a direct payload: it reads the payload
+// into the scratch buffer a piece at a time and shows each piece.
+func (l *Link) visitDirect(n int, fn func(off int, b []byte)) error {
+	if l.scratch == nil {
+		l.scratch = make([]byte, directPiece)
+	}
+	for off := 0; off < n; {
+		b := l.scratch[:min(n-off, len(l.scratch))]
+		if err := l.readDirect(b, off); err != nil {
+			return l.recvBroken(err)
+		}
+		fn(off, b)
+		off += len(b)
+	}
+	return l.consumedDirect()
+}
+
+// consumedDirect ends a direct payload that was read: it acknowledges it so
+// that the sender may reuse the memory. A sender whose call failed closes
+// its rings before its caller can touch the memory again; a ring closed by
+// now means that the bytes read may not be the payload.
+func (l *Link) consumedDirect() error {
+	if l.rx.Closed() {
+		return l.recvBroken(errors.New("the ring closed while its payload was read in place"))
+	}
+	l.rx.Ack()
+	l.pending, l.inFrame, l.remote = 0, false, 0
+	return nil
+}

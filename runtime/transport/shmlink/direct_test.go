@@ -1,0 +1,227 @@
+package shmlink
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/shm"
+	"golang.org/x/sys/unix"
+)
+
+func patterned(n int, seed byte) []byte {
+	p := make([]byte, n)
+	for i := range p {
+		p[i] = byte(i*7) + seed
+	}
+	return p
+}
+
+// TestDirectInProcess: payloads of directMin bytes and more are posted in
+// place and arrive intact, copied out or visited piece by piece; WaitPosted
+// waits for the receiver's read; smaller payloads are not posted.
+func TestDirectInProcess(t *testing.T) {
+	ctx := testCtx(t, 30*time.Second)
+	l, d := pair(t, 0)
+	if !l.ReadsDirect() || !d.ReadsDirect() {
+		t.Fatalf("reads direct: listener %v, dialer %v", l.ReadsDirect(), d.ReadsDirect())
+	}
+	small := patterned(directMin-1, 1)
+	h := netio.Header{Len: uint32(len(small))}
+	if posted, err := d.TryPost(ctx, &h, small); posted || err != nil {
+		t.Fatalf("TryPost of %d bytes: posted %v, %v", len(small), posted, err)
+	}
+
+	sizes := []int{directMin, directMin + 1, 1<<20 + 3, 3*directPiece + 5}
+	for i, n := range sizes {
+		p := patterned(n, byte(i))
+		h := netio.Header{Seq: uint64(i), Len: uint32(n)}
+		if posted, err := d.TryPost(ctx, &h, p); !posted || err != nil {
+			t.Fatalf("TryPost of %d bytes: posted %v, %v", n, posted, err)
+		}
+		waited := make(chan error, 1)
+		go func() { waited <- d.WaitPosted(ctx) }()
+		select {
+		case err := <-waited:
+			t.Fatalf("WaitPosted returned before the receiver read (%v)", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		var got netio.Header
+		if err := l.RecvHeader(ctx, &got); err != nil || got != h {
+			t.Fatalf("header %+v, %v; want %+v", got, err, h)
+		}
+		out := make([]byte, n)
+		if i%2 == 0 {
+			if err := l.RecvPayload(ctx, out); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			next := 0
+			err := l.VisitPayload(ctx, n, func(off int, b []byte) {
+				if off != next || (off+len(b) < n && len(b)%8 != 0) {
+					t.Errorf("piece at %d of %d bytes after %d", off, len(b), next)
+				}
+				next = off + copy(out[off:], b)
+			})
+			if err != nil || next != n {
+				t.Fatalf("visit: %v, %d of %d bytes", err, next, n)
+			}
+		}
+		if err := <-waited; err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, p) {
+			t.Fatalf("payload %d (%d bytes) differs", i, n)
+		}
+	}
+	// The ring goes on working around the posted frames.
+	h = netio.Header{Seq: 9, Len: 5}
+	if err := d.Send(ctx, &h, []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, err := recvOne(ctx, l); err != nil || string(p) != "after" {
+		t.Fatalf("frame after the posted ones: %q, %v", p, err)
+	}
+}
+
+func recvOne(ctx context.Context, l *Link) (netio.Header, []byte, error) {
+	var h netio.Header
+	if err := l.RecvHeader(ctx, &h); err != nil {
+		return h, nil, err
+	}
+	p := make([]byte, h.Len)
+	return h, p, l.RecvPayload(ctx, p)
+}
+
+// TestNoDirect: a dialer that asks for no direct payloads gets none, in
+// either direction.
+func TestNoDirect(t *testing.T) {
+	ctx := testCtx(t, 20*time.Second)
+	job, key := newJobID(), newKey(t)
+	ln, err := Listen(job, 0, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dc := make(chan *Link, 1)
+	go func() {
+		d, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, NoDirect: true})
+		if err != nil {
+			t.Error(err)
+		}
+		dc <- d
+	}()
+	l, _, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	d := <-dc
+	if d == nil {
+		t.FailNow()
+	}
+	defer d.Close()
+	if l.ReadsDirect() || d.ReadsDirect() {
+		t.Fatalf("reads direct: listener %v, dialer %v", l.ReadsDirect(), d.ReadsDirect())
+	}
+	p := make([]byte, 1<<20)
+	h := netio.Header{Len: uint32(len(p))}
+	for _, s := range []*Link{l, d} {
+		if posted, err := s.TryPost(ctx, &h, p); posted || err != nil {
+			t.Fatalf("TryPost: posted %v, %v", posted, err)
+		}
+	}
+}
+
+// TestDirectTwoProcesses: large payloads go over in place both ways
+// between two processes (the child reads ours, we read the child's).
+func TestDirectTwoProcesses(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	job, key := newJobID(), newKey(t)
+	ln, err := Listen(job, 0, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := startChild(t, "post-echo", job, key)
+	link, _, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	c.expect(t, "ready")
+	if !link.ReadsDirect() {
+		t.Fatal("the parent cannot read the child's memory")
+	}
+	for i, n := range []int{100, directMin, 4<<20 + 1} {
+		p := patterned(n, byte(i))
+		h := netio.Header{Seq: uint64(i), Len: uint32(n)}
+		posted, err := link.TryPost(ctx, &h, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !posted {
+			if n >= directMin {
+				t.Fatalf("%d bytes not posted", n)
+			}
+			err = link.Send(ctx, &h, p)
+		} else {
+			err = link.WaitPosted(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, q, err := recvOne(ctx, link)
+		if err != nil || got != h || !bytes.Equal(q, p) {
+			t.Fatalf("echo of %d bytes: %+v, equal %v, %v", n, got, bytes.Equal(q, p), err)
+		}
+	}
+	link.Close()
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+}
+
+// TestDirectReaderKilled: a sender waiting for a peer to read its posted
+// payload fails promptly when the peer is killed, instead of waiting on.
+func TestDirectReaderKilled(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	job, key := newJobID(), newKey(t)
+	ln, err := Listen(job, 0, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := startChild(t, "idle-dialer", job, key)
+	link, _, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	c.expect(t, "ready")
+	p := patterned(1<<20, 0)
+	h := netio.Header{Len: uint32(len(p))}
+	if posted, err := link.TryPost(ctx, &h, p); !posted || err != nil {
+		t.Fatalf("TryPost: posted %v, %v", posted, err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- link.WaitPosted(ctx) }()
+	time.Sleep(200 * time.Millisecond) // asleep in the futex
+	killed := time.Now()
+	if err := c.cmd.Process.Signal(unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, shm.ErrPeerGone) {
+			t.Errorf("err = %v, want shm.ErrPeerGone", err)
+		}
+		t.Logf("WaitPosted failed %v after SIGKILL: %v", time.Since(killed), err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("WaitPosted still blocked 5 s after SIGKILL")
+	}
+	c.cmd.Wait()
+}

@@ -1,0 +1,49 @@
+package shm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// addrOf returns the address of b's first byte in this process.
+func addrOf(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }
+
+// Addr returns the address of p's first byte in this process, for a peer
+// that reads it with ReadProcess. p must not be empty, and must not live on
+// a goroutine stack, which moves when it grows: a heap object or a mapping
+// (a slice longer than the compiler's largest stack variable, 128 KiB,
+// cannot be on a stack).
+func Addr(p []byte) uint64 { return addrOf(p) }
+
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// ReadProcess copies len(dst) bytes from address addr of process pid into
+// dst (process_vm_readv), looping over partial reads. A process that no
+// longer exists is reported as ErrPeerGone.
+func ReadProcess(pid int, dst []byte, addr uint64) error {
+	for len(dst) > 0 {
+		local := unix.Iovec{Base: &dst[0]}
+		local.SetLen(len(dst))
+		remote := unix.RemoteIovec{Base: uintptr(addr), Len: len(dst)}
+		// The syscall directly, with the vectors on the stack: the
+		// x/sys wrapper takes slices, which would escape.
+		n, _, errno := unix.Syscall6(unix.SYS_PROCESS_VM_READV, uintptr(pid),
+			uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
+		switch {
+		case errno == syscall.ESRCH:
+			return fmt.Errorf("%w: process %d: %w", ErrPeerGone, pid, errno)
+		case errno != 0:
+			return fmt.Errorf("process_vm_readv of %d bytes at %#x in process %d: %w", len(dst), addr, pid, errno)
+		case n == 0:
+			return fmt.Errorf("process_vm_readv of %d bytes at %#x in process %d: %w", len(dst), addr, pid, errors.New("nothing read"))
+		}
+		dst = dst[n:]
+		addr += uint64(n)
+	}
+	return nil
+}
