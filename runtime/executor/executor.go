@@ -135,7 +135,6 @@ type task struct {
 	op       *plan.Op
 	ord      uint32
 	src, dst []byte
-	sent     int // bytes of src a send handed over inline (trySends); exec sends the rest
 	err      error
 	pieces   pieceReducer // RecvReduce straight from a link's buffer
 	// Headers handed to links through interfaces escape; keeping them in
@@ -175,9 +174,7 @@ func (r *run) step(ctx context.Context, index int, s *plan.Step) error {
 		}
 	}
 	e.posted = e.posted[:0]
-	if len(tasks) > 1 {
-		tasks = r.inlineFirst(ctx, tasks)
-	}
+	tasks = r.inlineFirst(ctx, tasks)
 	if err := r.runTasks(ctx, tasks); err != nil {
 		return err
 	}
@@ -263,41 +260,32 @@ type posted struct {
 	link transport.Poster
 }
 
-// tryInline sends as much of t as its link takes without waiting: first
-// the segments the link hands over in place (transport.Poster), whose
-// reading the step waits for at its end (waitPosted), then the rest if it
-// is one segment that fits the link's buffer now (transport.TrySender). It
-// reports whether all of t was sent; exec sends what is left, from t.sent.
-// An error is left to exec too, which meets it again and reports it.
+// tryInline sends t if its link takes it without waiting: handed over in
+// place (transport.Poster), the step then waiting for the peer's read at
+// its end (waitPosted), or, if t is one segment, into the link's buffer
+// (transport.TrySender). It reports whether it did; exec sends what it did
+// not. An error is left to exec too, which meets it again and reports it.
 func (r *run) tryInline(ctx context.Context, t *task) bool {
 	link := r.e.links.Open(t.op.Peer)
 	if link == nil {
 		return false
 	}
-	if p, ok := link.(transport.Poster); ok && len(t.src) <= postMax {
-		for t.sent < len(t.src) {
-			n := r.segment(t.sent, len(t.src))
-			t.sendHdr = r.header(t.ord, t.sent, n)
-			ok, err := p.TryPost(ctx, &t.sendHdr, t.src[t.sent:t.sent+n])
-			if err != nil || !ok {
-				break
-			}
-			if t.sent == 0 {
-				r.e.posted = append(r.e.posted, posted{t.op.Peer, p})
-			}
-			t.sent += n
-		}
-		if t.sent > 0 && t.sent == len(t.src) {
+	if p, ok := link.(transport.Poster); ok && len(t.src) <= postMax && len(t.src) > 0 {
+		// One frame for the whole transfer: the receiver takes it for
+		// the segments it covers (recv), and reads it with one system
+		// call instead of one per segment.
+		t.sendHdr = r.header(t.ord, 0, len(t.src))
+		if ok, err := p.TryPost(ctx, &t.sendHdr, t.src); ok && err == nil {
+			r.e.posted = append(r.e.posted, posted{t.op.Peer, p})
 			return true
 		}
 	}
 	ts, ok := link.(transport.TrySender)
-	n := r.segment(t.sent, len(t.src))
-	if !ok || t.sent+n != len(t.src) {
+	if !ok || len(t.src) > r.segment(0, len(t.src)) {
 		return false
 	}
-	t.sendHdr = r.header(t.ord, t.sent, n)
-	sent, err := ts.TrySend(ctx, &t.sendHdr, t.src[t.sent:])
+	t.sendHdr = r.header(t.ord, 0, len(t.src))
+	sent, err := ts.TrySend(ctx, &t.sendHdr, t.src)
 	return sent && err == nil
 }
 
@@ -455,7 +443,7 @@ func (r *run) header(ord uint32, off, n int) netio.Header {
 
 func (r *run) send(ctx context.Context, t *task, link transport.Link) error {
 	src := t.src
-	for off := t.sent; ; {
+	for off := 0; ; {
 		n := r.segment(off, len(src))
 		t.sendHdr = r.header(t.ord, off, n)
 		if err := link.Send(ctx, &t.sendHdr, src[off:off+n]); err != nil {
@@ -477,6 +465,10 @@ func (r *run) recv(ctx context.Context, t *task, link transport.Link) error {
 		want.Src = uint32(t.op.Peer)
 		if err := link.RecvHeader(ctx, &t.recvHdr); err != nil {
 			return err
+		}
+		if got := int(t.recvHdr.Len); got > n && got <= len(dst)-off && got%r.call.ElemSize == 0 {
+			// A posted frame covers several segments (tryInline).
+			n, want.Len = got, t.recvHdr.Len
 		}
 		if t.recvHdr != want {
 			return &MismatchError{Rank: r.e.rank, Peer: t.op.Peer, Want: want, Got: t.recvHdr}

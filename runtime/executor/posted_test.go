@@ -58,9 +58,9 @@ func sumBytes(dst, a, b []byte) {
 
 // TestPostedSends runs an exchange step (each rank sends its send buffer
 // and receives, or receive-reduces, the peer's) over real shm links, with
-// transfers that are posted in place whole, posted in part because the ring
-// has no room for all their references (the rest goes out through the
-// ring), and too large to be posted at all. Both ranks must end with the
+// transfers that are posted in place as one frame for several segments
+// (through a default ring, and through a ring smaller than one segment),
+// and too large to be posted at all. Both ranks must end with the
 // exact expected bytes, and a second call on the same buffers must see the
 // first call's reads finished.
 func TestPostedSends(t *testing.T) {
@@ -71,7 +71,7 @@ func TestPostedSends(t *testing.T) {
 		bytes     int
 	}{
 		{"posted whole", 0, 3*seg + 8},
-		{"posted in part", 512, postMax}, // a 512-byte ring takes 9 of the 16 references
+		{"posted through a small ring", 512, postMax},
 		{"beyond postMax", 0, postMax + seg},
 	} {
 		for _, kind := range []plan.Kind{plan.OpRecv, plan.OpRecvReduce} {
