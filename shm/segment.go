@@ -110,10 +110,11 @@ func freeOrZero(dir string, free FreeSpaceFunc) (uint64, error) {
 	return free(dir)
 }
 
-// mapShared maps fd read-write and shared, with its page tables populated
-// (see prefault.go for the rest of the first touch).
+// mapShared maps fd read-write and shared. Its page tables are populated
+// by startPrefault, the head at once and the rest in the background (see
+// prefault.go).
 func mapShared(fd, size int) ([]byte, error) {
-	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("shm: mmap %d bytes: %w", size, err)
 	}
