@@ -167,6 +167,19 @@ func attach(b []byte, capacity int) *Ring {
 // Cap returns the capacity of the data area in bytes.
 func (r *Ring) Cap() int { return int(r.cap) }
 
+// HasRoom reports whether the producer can reserve n contiguous-or-not
+// bytes now without waiting: whether n bytes are free. Only the producer
+// may call it. It reads the consumer's counter only when the last value it
+// saw leaves too little room, so that a producer far ahead of a full ring
+// does not pull the consumer's cache line for every small frame.
+func (r *Ring) HasRoom(n int) bool {
+	if r.cap-(r.wHead-r.wTail) >= uint64(n) {
+		return true
+	}
+	r.wTail = r.tail.Load()
+	return r.cap-(r.wHead-r.wTail) >= uint64(n)
+}
+
 // Buffered returns how many bytes are committed and not yet released. It is
 // a snapshot; either side may call it.
 func (r *Ring) Buffered() int { return int(r.head.Load() - r.tail.Load()) }

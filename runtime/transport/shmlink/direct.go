@@ -114,7 +114,7 @@ func (l *Link) TryPost(ctx context.Context, h *netio.Header, p []byte) (bool, er
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	if !l.sendsDirect(len(p)) || l.tx.Cap()-l.tx.Buffered() < len(l.hdrOut) {
+	if !l.sendsDirect(len(p)) || !l.tx.HasRoom(len(l.hdrOut)) {
 		return false, nil
 	}
 	if err := l.sendReady(); err != nil {

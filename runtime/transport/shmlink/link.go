@@ -148,9 +148,9 @@ func (l *Link) sent(err error) error {
 // and reports whether it did (see transport.TrySender).
 func (l *Link) TrySend(ctx context.Context, h *netio.Header, p []byte) (bool, error) {
 	l.mu.RLock()
-	free := l.tx.Cap() - l.tx.Buffered()
+	room := !l.closed.Load() && l.tx.HasRoom(netio.HeaderSize+len(p))
 	l.mu.RUnlock()
-	if free < netio.HeaderSize+len(p) || l.closed.Load() {
+	if !room {
 		return false, nil
 	}
 	// Only this goroutine produces into tx, so the room cannot shrink:
