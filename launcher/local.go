@@ -220,7 +220,7 @@ func (p *localProc) run(path string, started chan<- error) {
 	cmd := &exec.Cmd{
 		Path:   path,
 		Args:   append([]string{p.spec.Path}, p.spec.Args...),
-		Env:    mergeEnv(os.Environ(), p.spec.Env),
+		Env:    withThreads(mergeEnv(os.Environ(), p.spec.Env), goruntime.NumCPU()),
 		Dir:    p.spec.Dir,
 		Stdout: outW,
 		Stderr: errW,

@@ -77,7 +77,9 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 			tcp.Close()
 			return nil, err
 		}
-		shm.SetSpin(spinFor(job.LocalSize, facts.CPUs))
+		spin, yield := waitPolicy(job.LocalSize, facts.CPUs)
+		shm.SetSpin(spin)
+		shm.SetYield(yield)
 		if m.shm, err = shmlink.Listen(job.JobID, job.Rank, job.Key, log); err != nil {
 			tcp.Close()
 			return nil, fmt.Errorf("listen for shared-memory links: %w", err)
@@ -357,17 +359,19 @@ func checkShmSpace(localSize, ringBytes int) error {
 	return shm.CheckSpace(shm.DefaultDir, pairs*uint64(seg), nil)
 }
 
-// spinFor is how long a rank waiting on shared memory polls before it
-// sleeps: long when every rank of the host has a CPU of its own (a sleep
-// costs tens of microseconds of wake-up latency), short when the host is
-// oversubscribed and a spinning rank would steal the core its peer needs.
-func spinFor(localSize int, cpuList string) time.Duration {
+// waitPolicy says how a rank waiting on shared memory polls before it
+// sleeps. When every rank of the host has a CPU of its own it spins for
+// 200 us: a sleep costs tens of microseconds of wake-up latency. When the
+// host is oversubscribed a spinning rank would steal the core its peer
+// needs, so it spins only briefly and then yields the processor between
+// checks for 100 us (shm.SetYield says why and what was measured).
+func waitPolicy(localSize int, cpuList string) (spin, yield time.Duration) {
 	cpus := goruntime.NumCPU()
 	if list, err := ranktable.ParseCPUList(cpuList); err == nil && len(list) > 0 {
 		cpus = len(list)
 	}
 	if localSize <= cpus {
-		return 200 * time.Microsecond
+		return 200 * time.Microsecond, 0
 	}
-	return shm.DefaultSpin
+	return shm.DefaultSpin, 100 * time.Microsecond
 }

@@ -31,3 +31,8 @@ func futexSleep(w *atomic.Uint32, val uint32, d time.Duration) {
 func futexWakeUp(w *atomic.Uint32, n int) {
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWake, uintptr(n), 0, 0, 0)
 }
+
+// osYield gives the processor to another runnable thread of the system, if
+// any (sched_yield). It does not block, so it bypasses the Go scheduler's
+// system-call bookkeeping.
+func osYield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
