@@ -135,6 +135,7 @@ type task struct {
 	op       *plan.Op
 	ord      uint32
 	src, dst []byte
+	sent     int // bytes of src that tryInline sent; exec sends the rest
 	err      error
 	pieces   pieceReducer // RecvReduce straight from a link's buffer
 	// Headers handed to links through interfaces escape; keeping them in
@@ -260,17 +261,20 @@ type posted struct {
 	link transport.Poster
 }
 
-// tryInline sends t if its link takes it without waiting: handed over in
-// place (transport.Poster), the step then waiting for the peer's read at
-// its end (waitPosted), or, if t is one segment, into the link's buffer
-// (transport.TrySender). Only the caller's send buffer is handed over in
-// place: the receive buffer and scratch are written again by this very
-// collective or the next, and on the project's VM writing pages that
-// another process has just read this way is slow (an AllReduce of 1 MiB
-// at np 2 reduced into such pages at 1/6 of the speed it had elsewhere,
-// 80 us against 14 for 512 KiB), slower than sending them through the
-// ring. It reports whether it did; exec sends what it did
-// not. An error is left to exec too, which meets it again and reports it.
+// tryInline sends t, if it is at most postMax bytes, as far as its link
+// takes it without waiting: handed over in place (transport.Poster), the
+// step then waiting for the peer's read at its end (waitPosted), or else
+// into the link's buffer, segment by segment while there is room
+// (transport.TrySender). It reports whether all of t was sent; exec sends
+// the rest, from t.sent. An error is left to exec too, which meets it again
+// and reports it.
+//
+// Only the caller's send buffer is handed over in place: the receive
+// buffer and scratch are written again by this very collective or the
+// next, and on the project's VM writing pages that another process has
+// just read this way is slow (an AllReduce of 1 MiB at np 2 reduced into
+// such pages at 1/6 of the speed it had elsewhere, 80 us against 14 for
+// 512 KiB), slower than sending them through the ring.
 func (r *run) tryInline(ctx context.Context, t *task) bool {
 	link := r.e.links.Open(t.op.Peer)
 	if link == nil {
@@ -287,12 +291,20 @@ func (r *run) tryInline(ctx context.Context, t *task) bool {
 		}
 	}
 	ts, ok := link.(transport.TrySender)
-	if !ok || len(t.src) > r.segment(0, len(t.src)) {
+	if !ok || len(t.src) > postMax {
 		return false
 	}
-	t.sendHdr = r.header(t.ord, 0, len(t.src))
-	sent, err := ts.TrySend(ctx, &t.sendHdr, t.src)
-	return sent && err == nil
+	for {
+		n := r.segment(t.sent, len(t.src))
+		t.sendHdr = r.header(t.ord, t.sent, n)
+		sent, err := ts.TrySend(ctx, &t.sendHdr, t.src[t.sent:t.sent+n])
+		if !sent || err != nil {
+			return false
+		}
+		if t.sent += n; t.sent >= len(t.src) {
+			return true
+		}
+	}
 }
 
 // waitPosted waits until the peers have read what the step posted, so
@@ -449,7 +461,7 @@ func (r *run) header(ord uint32, off, n int) netio.Header {
 
 func (r *run) send(ctx context.Context, t *task, link transport.Link) error {
 	src := t.src
-	for off := 0; ; {
+	for off := t.sent; ; {
 		n := r.segment(off, len(src))
 		t.sendHdr = r.header(t.ord, off, n)
 		if err := link.Send(ctx, &t.sendHdr, src[off:off+n]); err != nil {

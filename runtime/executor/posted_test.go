@@ -18,11 +18,11 @@ import (
 type oneLink struct{ l transport.Link }
 
 func (o oneLink) Link(context.Context, int) (transport.Link, error) { return o.l, nil }
-func (o oneLink) Open(int) transport.Link                         { return o.l }
+func (o oneLink) Open(int) transport.Link                           { return o.l }
 
 // shmPair opens a real shared-memory link between ranks 0 and 1 of this
 // process.
-func shmPair(t *testing.T, ctx context.Context, ringBytes int) (l0, l1 *shmlink.Link) {
+func shmPair(t *testing.T, ctx context.Context, ringBytes int, noDirect bool) (l0, l1 *shmlink.Link) {
 	t.Helper()
 	job, key := fmt.Sprintf("exec-test-%d-%d", os.Getpid(), time.Now().UnixNano()), []byte("0123456789abcdef0123456789abcdef")
 	ln, err := shmlink.Listen(job, 0, key, nil)
@@ -33,7 +33,7 @@ func shmPair(t *testing.T, ctx context.Context, ringBytes int) (l0, l1 *shmlink.
 	dialed := make(chan error, 1)
 	go func() {
 		var err error
-		l1, err = shmlink.Dial(ctx, shmlink.DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ringBytes})
+		l1, err = shmlink.Dial(ctx, shmlink.DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ringBytes, NoDirect: noDirect})
 		dialed <- err
 	}()
 	l0, _, err = ln.Accept(ctx)
@@ -44,8 +44,8 @@ func shmPair(t *testing.T, ctx context.Context, ringBytes int) (l0, l1 *shmlink.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l0.Close(); l1.Close() })
-	if !l0.ReadsDirect() || !l1.ReadsDirect() {
-		t.Fatal("the links do not read in place")
+	if l0.ReadsDirect() == noDirect || l1.ReadsDirect() == noDirect {
+		t.Fatalf("the links read in place: %v, %v; asked for no direct reads: %v", l0.ReadsDirect(), l1.ReadsDirect(), noDirect)
 	}
 	return l0, l1
 }
@@ -60,7 +60,8 @@ func sumBytes(dst, a, b []byte) {
 // and receives, or receive-reduces, the peer's) over real shm links, with
 // transfers that are posted in place as one frame for several segments
 // (through a default ring, and through a ring smaller than one segment),
-// and too large to be posted at all. Both ranks must end with the
+// too large to be posted at all, and, over links that do not read in place,
+// sent inline into the ring whole and in part (the rest on a worker). Both ranks must end with the
 // exact expected bytes, and a second call on the same buffers must see the
 // first call's reads finished.
 func TestPostedSends(t *testing.T) {
@@ -69,16 +70,19 @@ func TestPostedSends(t *testing.T) {
 		name      string
 		ringBytes int
 		bytes     int
+		noDirect  bool
 	}{
-		{"posted whole", 0, 3*seg + 8},
-		{"posted through a small ring", 512, postMax},
-		{"beyond postMax", 0, postMax + seg},
+		{"posted whole", 0, 3*seg + 8, false},
+		{"posted through a small ring", 512, postMax, false},
+		{"beyond postMax", 0, postMax + seg, false},
+		{"inline into the ring", 0, 3*seg + 8, true},
+		{"inline in part", 2 * seg, 3*seg + 8, true},
 	} {
 		for _, kind := range []plan.Kind{plan.OpRecv, plan.OpRecvReduce} {
 			t.Run(fmt.Sprintf("%s/%v", tt.name, kind), func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
-				l0, l1 := shmPair(t, ctx, tt.ringBytes)
+				l0, l1 := shmPair(t, ctx, tt.ringBytes, tt.noDirect)
 				links := [2]transport.Link{l0, l1}
 				n := tt.bytes
 				var bufs [2]Buffers
