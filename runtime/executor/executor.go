@@ -461,8 +461,15 @@ func (r *run) header(ord uint32, off, n int) netio.Header {
 
 func (r *run) send(ctx context.Context, t *task, link transport.Link) error {
 	src := t.src
+	frame := 0
+	if fs, ok := link.(transport.FrameSizer); ok {
+		frame = fs.FrameBytes() - fs.FrameBytes()%r.call.ElemSize
+	}
 	for off := t.sent; ; {
 		n := r.segment(off, len(src))
+		if frame > n {
+			n = min(frame, len(src)-off)
+		}
 		t.sendHdr = r.header(t.ord, off, n)
 		if err := link.Send(ctx, &t.sendHdr, src[off:off+n]); err != nil {
 			return err
@@ -513,7 +520,7 @@ func (r *run) payload(ctx context.Context, t *task, link transport.Link, visitor
 	if visitor != nil {
 		return visitor.VisitPayload(ctx, n, t.pieces.start(r.call.ElemSize, dst, src, r.call.Kernel))
 	}
-	stage := r.e.stagingFor(t.op.Peer)[:n]
+	stage := r.e.stagingFor(t.op.Peer, n)[:n]
 	if err := link.RecvPayload(ctx, stage); err != nil {
 		return err
 	}
@@ -565,12 +572,15 @@ func (p *pieceReducer) piece(off int, b []byte) {
 // stagingFor returns the staging buffer of receives from peer. Ops of one
 // step receive from distinct peers, so they never share one; ops of one
 // step may ask concurrently.
-func (e *Executor) stagingFor(peer int) []byte {
+// stagingFor returns the staging buffer for frames from peer, at least n
+// bytes (a segment, or a larger frame from a link that sends its own frame
+// size, transport.FrameSizer).
+func (e *Executor) stagingFor(peer, n int) []byte {
 	e.stagingMu.Lock()
 	defer e.stagingMu.Unlock()
-	b, ok := e.staging[peer]
-	if !ok {
-		b = prefaulted(e.segBytes)
+	b := e.staging[peer]
+	if len(b) < n {
+		b = prefaulted(max(n, e.segBytes))
 		e.staging[peer] = b
 	}
 	return b

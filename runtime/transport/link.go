@@ -68,3 +68,13 @@ type Poster interface {
 	// so far.
 	WaitPosted(ctx context.Context) error
 }
+
+// FrameSizer is implemented by links that carry large transfers best in
+// frames of their own size rather than the executor's segment (TCP, where
+// a frame's header and system calls cost more than in shared memory, and
+// where nothing is gained by cutting what the kernel streams anyway). The
+// receiver takes a frame that covers several of its segments as they are.
+type FrameSizer interface {
+	// FrameBytes returns the payload size the link prefers per frame.
+	FrameBytes() int
+}

@@ -17,6 +17,15 @@ import (
 // frames, small compared with the payloads that bypass it.
 const readBufferBytes = 64 << 10
 
+// frameBytes is the payload per frame that the executor sends large
+// transfers in (transport.FrameSizer): AllReduce 1 MiB at np 2 over
+// loopback took 707-1005 us with 1 MiB frames against 1159-1180 us with the
+// executor's 256 KiB segments.
+const frameBytes = 1 << 20
+
+// FrameBytes implements transport.FrameSizer.
+func (l *Link) FrameBytes() int { return frameBytes }
+
 // smallFrame is the payload size up to which header and payload are copied
 // into one buffer and written with a single write.
 const smallFrame = 4 << 10
