@@ -492,7 +492,8 @@ func (r *run) recv(ctx context.Context, t *task, link transport.Link) error {
 			return err
 		}
 		if got := int(t.recvHdr.Len); got > n && got <= len(dst)-off && got%r.call.ElemSize == 0 {
-			// A posted frame covers several segments (tryInline).
+			// A frame that covers several segments: a posted
+			// transfer (tryInline) or a link's own frame size (send).
 			n, want.Len = got, t.recvHdr.Len
 		}
 		if t.recvHdr != want {
@@ -569,12 +570,10 @@ func (p *pieceReducer) piece(off int, b []byte) {
 	p.carried = copy(p.carry[:], b[whole:])
 }
 
-// stagingFor returns the staging buffer of receives from peer. Ops of one
-// step receive from distinct peers, so they never share one; ops of one
-// step may ask concurrently.
-// stagingFor returns the staging buffer for frames from peer, at least n
-// bytes (a segment, or a larger frame from a link that sends its own frame
-// size, transport.FrameSizer).
+// stagingFor returns the staging buffer of receives from peer, at least n
+// bytes (a segment, or a larger frame from a link that sends frames of its
+// own size, transport.FrameSizer). Ops of one step receive from distinct
+// peers, so they never share one; ops of one step may ask concurrently.
 func (e *Executor) stagingFor(peer, n int) []byte {
 	e.stagingMu.Lock()
 	defer e.stagingMu.Unlock()
