@@ -3,13 +3,10 @@ package shmlink
 import (
 	"bytes"
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
-	"github.com/hcclrun/hcclrun/shm"
-	"golang.org/x/sys/unix"
 )
 
 func patterned(n int, seed byte) []byte {
@@ -100,30 +97,7 @@ func recvOne(ctx context.Context, l *Link) (netio.Header, []byte, error) {
 // either direction.
 func TestNoDirect(t *testing.T) {
 	ctx := testCtx(t, 20*time.Second)
-	job, key := newJobID(), newKey(t)
-	ln, err := Listen(job, 0, key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	dc := make(chan *Link, 1)
-	go func() {
-		d, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, NoDirect: true})
-		if err != nil {
-			t.Error(err)
-		}
-		dc <- d
-	}()
-	l, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	d := <-dc
-	if d == nil {
-		t.FailNow()
-	}
-	defer d.Close()
+	l, d := pairWith(t, DialConfig{NoDirect: true})
 	if l.ReadsDirect() || d.ReadsDirect() {
 		t.Fatalf("reads direct: listener %v, dialer %v", l.ReadsDirect(), d.ReadsDirect())
 	}
@@ -140,19 +114,7 @@ func TestNoDirect(t *testing.T) {
 // between two processes (the child reads ours, we read the child's).
 func TestDirectTwoProcesses(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
-	job, key := newJobID(), newKey(t)
-	ln, err := Listen(job, 0, key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c := startChild(t, "post-echo", job, key)
-	link, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer link.Close()
-	c.expect(t, "ready")
+	link, c := childLink(t, ctx, "post-echo")
 	if !link.ReadsDirect() {
 		t.Fatal("the parent cannot read the child's memory")
 	}
@@ -189,39 +151,12 @@ func TestDirectTwoProcesses(t *testing.T) {
 // payload fails promptly when the peer is killed, instead of waiting on.
 func TestDirectReaderKilled(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
-	job, key := newJobID(), newKey(t)
-	ln, err := Listen(job, 0, key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c := startChild(t, "idle-dialer", job, key)
-	link, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer link.Close()
-	c.expect(t, "ready")
+	link, c := childLink(t, ctx, "idle-dialer")
 	p := patterned(1<<20, 0)
 	h := netio.Header{Len: uint32(len(p))}
 	if posted, err := link.TryPost(ctx, &h, p); !posted || err != nil {
 		t.Fatalf("TryPost: posted %v, %v", posted, err)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- link.WaitPosted(ctx) }()
-	time.Sleep(200 * time.Millisecond) // asleep in the futex
-	killed := time.Now()
-	if err := c.cmd.Process.Signal(unix.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-errc:
-		if !errors.Is(err, shm.ErrPeerGone) {
-			t.Errorf("err = %v, want shm.ErrPeerGone", err)
-		}
-		t.Logf("WaitPosted failed %v after SIGKILL: %v", time.Since(killed), err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("WaitPosted still blocked 5 s after SIGKILL")
-	}
+	c.killDuring(t, "WaitPosted", func() error { return link.WaitPosted(ctx) })
 	c.cmd.Wait()
 }

@@ -41,6 +41,13 @@ func testCtx(t testing.TB, d time.Duration) context.Context {
 // through an abstract socket in this process.
 func pair(t testing.TB, ringBytes int) (listener, dialer *Link) {
 	t.Helper()
+	return pairWith(t, DialConfig{RingBytes: ringBytes})
+}
+
+// pairWith is pair with the dialer's other settings from cfg (its job,
+// key and ranks are filled in).
+func pairWith(t testing.TB, cfg DialConfig) (listener, dialer *Link) {
+	t.Helper()
 	ctx := testCtx(t, 20*time.Second)
 	job, key := newJobID(), newKey(t)
 	ln, err := Listen(job, 0, key, nil)
@@ -54,7 +61,8 @@ func pair(t testing.TB, ringBytes int) (listener, dialer *Link) {
 	}
 	dc := make(chan res, 1)
 	go func() {
-		l, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ringBytes})
+		cfg.JobID, cfg.Key, cfg.Self, cfg.Peer = job, key, 1, 0
+		l, err := Dial(ctx, cfg)
 		dc <- res{l, err}
 	}()
 	a, peer, err := ln.Accept(ctx)

@@ -203,6 +203,29 @@ func (c *child) expect(t *testing.T, line string) {
 	}
 }
 
+// killDuring runs call, which must block on the child, SIGKILLs the child
+// once call is asleep, and checks that call then fails within seconds with
+// shm.ErrPeerGone.
+func (c *child) killDuring(t *testing.T, what string, call func() error) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- call() }()
+	time.Sleep(200 * time.Millisecond) // asleep in the futex by now
+	killed := time.Now()
+	if err := c.cmd.Process.Signal(unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, shm.ErrPeerGone) {
+			t.Errorf("%s: err = %v, want shm.ErrPeerGone", what, err)
+		}
+		t.Logf("%s failed %v after SIGKILL: %v", what, time.Since(killed), err)
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s still blocked 5 s after SIGKILL", what)
+	}
+}
+
 // ourShmEntries lists files of ours left in /dev/shm.
 func ourShmEntries(t *testing.T) []string {
 	t.Helper()
@@ -219,25 +242,33 @@ func ourShmEntries(t *testing.T) []string {
 	return ours
 }
 
-// TestTwoProcesses streams frames to a child rank and checks the echo.
-func TestTwoProcesses(t *testing.T) {
-	ctx := testCtx(t, 60*time.Second)
+// childLink starts a child in a dialling role and returns the link it
+// dialled, once the child says it is ready. The test's cleanup closes it.
+func childLink(t *testing.T, ctx context.Context, role string) (*Link, *child) {
+	t.Helper()
 	job, key := newJobID(), newKey(t)
 	ln, err := Listen(job, 0, key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	c := startChild(t, "echo-dialer", job, key)
+	c := startChild(t, role, job, key)
 	link, peer, err := ln.Accept(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer link.Close()
+	t.Cleanup(func() { link.Close() })
 	if peer != 1 {
 		t.Fatalf("peer %d", peer)
 	}
 	c.expect(t, "ready")
+	return link, c
+}
+
+// TestTwoProcesses streams frames to a child rank and checks the echo.
+func TestTwoProcesses(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	link, c := childLink(t, ctx, "echo-dialer")
 	if got := ourShmEntries(t); len(got) > 0 {
 		t.Errorf("/dev/shm holds %v while the link is up", got)
 	}
@@ -321,22 +352,7 @@ func TestPeerKilled(t *testing.T) {
 			if err := link.RecvPayload(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
-			errc := make(chan error, 1)
-			go func() { errc <- link.RecvHeader(ctx, &h) }()
-			time.Sleep(200 * time.Millisecond) // the parent is asleep in the futex
-			killed := time.Now()
-			if err := c.cmd.Process.Signal(unix.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case err := <-errc:
-				if !errors.Is(err, shm.ErrPeerGone) {
-					t.Errorf("err = %v, want shm.ErrPeerGone", err)
-				}
-				t.Logf("RecvHeader failed %v after SIGKILL: %v", time.Since(killed), err)
-			case <-time.After(5 * time.Second):
-				t.Fatal("RecvHeader still blocked 5 s after SIGKILL")
-			}
+			c.killDuring(t, "RecvHeader", func() error { return link.RecvHeader(ctx, &h) })
 			sendErr := link.Send(ctx, &netio.Header{Len: 4}, make([]byte, 4))
 			if !errors.Is(sendErr, shm.ErrPeerGone) {
 				t.Errorf("Send to a dead peer: %v", sendErr)
