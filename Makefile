@@ -5,7 +5,7 @@ BIN := $(CURDIR)/bin
 .PHONY: build demo test vet unit noasm race clean
 
 build:
-	$(GO) build -o $(BIN)/hcclrun ./cmd/hcclrun
+	$(GO) build -o $(BIN)/ ./cmd/...
 	$(GO) build -o $(BIN)/ ./examples/...
 
 # A four-rank data-parallel training job on this machine.

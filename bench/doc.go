@@ -14,7 +14,10 @@
 // to its standard output. The parent picks those records out of the job's
 // output (records.go), prints them as nccl-tests does (table.go) and writes
 // --json and --plot at the end. The files therefore land where the user
-// ran hcclrun, whichever host rank 0 runs on.
+// ran hcclrun, whichever host rank 0 runs on. --plot is drawn by the
+// hcclrun-plot command (cmd/hcclrun-plot, bench/busbwplot), found next to
+// hcclrun or on PATH: linking the plotting library into hcclrun cost every
+// start of it ~6 ms of package initialisation.
 //
 // # Semantics (the same as bench/mpi/mpibench.c, so the two compare)
 //

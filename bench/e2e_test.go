@@ -15,13 +15,49 @@ import (
 // buildHcclrun builds the real hcclrun into a temporary directory.
 func buildHcclrun(ctx context.Context, t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hcclrun")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/hcclrun/hcclrun/cmd/hcclrun")
+	return buildCommand(ctx, t, t.TempDir(), "hcclrun")
+}
+
+// buildCommand builds cmd/NAME into dir and returns its path.
+func buildCommand(ctx context.Context, t *testing.T, dir, name string) string {
+	t.Helper()
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/hcclrun/hcclrun/cmd/"+name)
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build hcclrun: %v\n%s", err, out)
+		t.Fatalf("go build %s: %v\n%s", name, err, out)
 	}
 	return bin
+}
+
+// TestBenchPlot runs `hcclrun bench --plot` with hcclrun-plot next to
+// hcclrun, as make builds them, and checks the SVG; without hcclrun-plot
+// (nor on PATH) the same command is a usage error that names it, before
+// any rank starts.
+func TestBenchPlot(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	bin := buildCommand(ctx, t, dir, "hcclrun")
+	plot := filepath.Join(t.TempDir(), "busbw.svg")
+	args := []string{"bench", "-np", "2", "-o", "allreduce", "-b", "1K", "-e", "64K", "-n", "2", "-w", "1", "--plot", plot, "--timeout", "100"}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "hcclrun-plot") {
+		t.Errorf("without hcclrun-plot: %v, want exit status 2 naming it\n%s", err, out)
+	}
+	buildCommand(ctx, t, dir, "hcclrun-plot")
+	cmd = exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hcclrun bench --plot: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(plot)
+	if err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "allreduce") {
+		t.Fatalf("the plot: %v, %d bytes, <svg and allreduce in it: %v", err, len(b), strings.Contains(string(b), "allreduce"))
+	}
 }
 
 // TestBenchEndToEnd runs `hcclrun bench` as a user would: two real rank

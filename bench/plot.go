@@ -1,99 +1,70 @@
 package bench
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 )
 
-// checkPlotPath accepts the formats --plot writes.
+// plotCommand draws --plot: a command of its own (cmd/hcclrun-plot, package
+// bench/busbwplot), so that hcclrun does not link the plotting library (see
+// busbwplot's package documentation for what that cost every start).
+const plotCommand = "hcclrun-plot"
+
+// checkPlotPath accepts the formats --plot writes, and checks that the
+// command that draws them is there, before the sweep runs.
 func checkPlotPath(path string) error {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".svg", ".png":
-		return nil
+	default:
+		return fmt.Errorf("--plot %s: want a .svg or .png file", path)
 	}
-	return fmt.Errorf("--plot %s: want a .svg or .png file", path)
+	_, err := findPlotCommand()
+	return err
 }
 
-// writePlot draws out-of-place busbw against size, one line per
-// collective, on a log-2 size axis, and saves it as SVG or PNG (by the
-// extension). Size 0 has no place on a log axis and is left out.
+// findPlotCommand returns hcclrun-plot next to this executable (where make
+// builds it), else the one on PATH.
+func findPlotCommand() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), plotCommand)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(plotCommand); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("--plot draws with %s, which is neither next to this hcclrun nor on PATH: "+
+		"build it with `make build` or `go install github.com/hcclrun/hcclrun/cmd/%s`", plotCommand, plotCommand)
+}
+
+// writePlot has hcclrun-plot draw rows into path, titled title; the rows
+// go to it as JSON on its standard input.
 func writePlot(path, title string, rows []Row) error {
-	if err := checkPlotPath(path); err != nil {
+	cmdPath, err := findPlotCommand()
+	if err != nil {
 		return err
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "size (bytes, log 2)"
-	p.Y.Label.Text = "busbw (GB/s)"
-	p.X.Scale = plot.LogScale{}
-	p.Y.Min = 0
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-
-	var order []string
-	series := map[string]plotter.XYs{}
-	lo, hi := int64(math.MaxInt64), int64(0)
-	for _, r := range rows {
-		if r.Bytes <= 0 {
-			continue
+	in, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(cmdPath, "-title", title, "-o", path)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			return fmt.Errorf("--plot %s: %s: %w", path, cmdPath, err)
 		}
-		if _, ok := series[r.Coll]; !ok {
-			order = append(order, r.Coll)
-		}
-		series[r.Coll] = append(series[r.Coll], plotter.XY{X: float64(r.Bytes), Y: r.OutOfPlace.BusBW})
-		lo, hi = min(lo, r.Bytes), max(hi, r.Bytes)
-	}
-	if len(order) == 0 {
-		return fmt.Errorf("--plot %s: no row with a size above 0 to draw", path)
-	}
-	for i, name := range order {
-		line, points, err := plotter.NewLinePoints(series[name])
-		if err != nil {
-			return fmt.Errorf("--plot %s: %s: %w", path, name, err)
-		}
-		line.Color = plotutil.Color(i)
-		line.Width = vg.Points(1.5)
-		points.Color = plotutil.Color(i)
-		points.Shape = plotutil.Shape(i)
-		p.Add(line, points)
-		p.Legend.Add(name, line, points)
-	}
-	p.X.Tick.Marker = pow2Ticks{}
-	p.X.Min, p.X.Max = float64(lo), float64(hi)
-	if lo == hi { // a single size: give the log axis some width
-		p.X.Min, p.X.Max = float64(lo)/2, float64(hi)*2
-	}
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
-		return fmt.Errorf("--plot %s: %w", path, err)
+		return errors.New(msg)
 	}
 	return nil
-}
-
-// pow2Ticks marks every power of two in range, labelling at most about ten
-// of them (every second or fourth when the sweep is long) as 8, 1K, 64M.
-type pow2Ticks struct{}
-
-func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
-	first, last := int(math.Ceil(math.Log2(lo))), int(math.Floor(math.Log2(hi)))
-	every := 1
-	for (last-first)/every > 10 {
-		every *= 2
-	}
-	var ticks []plot.Tick
-	for e := first; e <= last; e++ {
-		t := plot.Tick{Value: math.Exp2(float64(e))}
-		if (e-first)%every == 0 {
-			t.Label = FormatSize(int64(t.Value))
-		}
-		ticks = append(ticks, t)
-	}
-	return ticks
 }
