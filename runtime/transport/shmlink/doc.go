@@ -40,7 +40,11 @@
 // core. Each side proves at set-up that it can read the other's memory
 // (direct.go); where the kernel refuses, or DialConfig.NoDirect says so
 // (HCCL_SHM_DIRECT_DISABLE=1 in the runtime), everything goes through the
-// rings.
+// rings. The kernel refuses, for instance, under Yama's ptrace_scope 1
+// (Ubuntu's default: a process may read only its descendants, and ranks are
+// siblings), for ranks of different users, and for non-dumpable processes;
+// Open MPI's CMA has the same limits. The runtime logs at DEBUG whether a
+// link reads in place (reads_in_place).
 //
 // # Ring size
 //
