@@ -26,6 +26,9 @@ import (
 
 const rankMainEnv = "HCCL_TEST_RANK_MAIN"
 
+// outOfPlaceEnv makes the rank process's AllReduce loop run out of place.
+const outOfPlaceEnv = "HCCL_TEST_OUT_OF_PLACE"
+
 // TestRankProcess is the body of a rank process; it is skipped in a normal
 // test run.
 func TestRankProcess(t *testing.T) {
@@ -40,8 +43,14 @@ func TestRankProcess(t *testing.T) {
 	}
 	fmt.Println("ready")
 	buf := make([]float32, 1<<20)
+	send := buf
+	if os.Getenv(outOfPlaceEnv) != "" {
+		// Out of place, the ring's first sends leave from the send
+		// buffer: over shm they are read in place by the peers.
+		send = make([]float32, len(buf))
+	}
 	for i := 0; ; i++ {
-		if err := hccl.AllReduce(ctx, c, buf, buf, hccl.Sum); err != nil {
+		if err := hccl.AllReduce(ctx, c, send, buf, hccl.Sum); err != nil {
 			fmt.Printf("allreduce error: %v\n", err)
 			os.Exit(4)
 		}
@@ -133,7 +142,11 @@ func ourShm(t *testing.T) []string {
 // seconds with an error naming what happened, and /dev/shm holds nothing
 // of ours afterwards.
 func TestRankKilled(t *testing.T) {
-	for _, tr := range []struct{ name, env string }{{"shm", "HCCL_SHM_DISABLE=0"}, {"tcp", "HCCL_SHM_DISABLE=1"}} {
+	for _, tr := range []struct{ name, env string }{
+		{"shm", "HCCL_SHM_DISABLE=0"},
+		{"shm read in place", outOfPlaceEnv + "=1"},
+		{"tcp", "HCCL_SHM_DISABLE=1"},
+	} {
 		t.Run(tr.name, func(t *testing.T) {
 			procs, _ := startRankProcs(t, 3, tr.env)
 			for _, p := range procs {

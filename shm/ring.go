@@ -167,9 +167,9 @@ func attach(b []byte, capacity int) *Ring {
 // Cap returns the capacity of the data area in bytes.
 func (r *Ring) Cap() int { return int(r.cap) }
 
-// HasRoom reports whether the producer can reserve n contiguous-or-not
-// bytes now without waiting: whether n bytes are free. Only the producer
-// may call it. It reads the consumer's counter only when the last value it
+// HasRoom reports whether n bytes of the ring are free now (not
+// necessarily contiguous), so that writing them will not wait. Only the
+// producer may call it. It reads the consumer's counter only when the last value it
 // saw leaves too little room, so that a producer far ahead of a full ring
 // does not pull the consumer's cache line for every small frame.
 func (r *Ring) HasRoom(n int) bool {

@@ -76,8 +76,10 @@ type sleeper struct {
 	want              uint64
 }
 
-// wait spins while !progress() for the spin time, then sleeps until s's
-// counter reaches its want, the ring closes or ctx ends. It returns nil
+// wait spins while !progress() for the spin time (SetSpin), then yields
+// the processor between checks for the yield time (SetYield, 0 unless the
+// host is oversubscribed), then sleeps until s's counter reaches its want,
+// the ring closes or ctx ends. It returns nil
 // when the caller should look again (which may also follow a period of
 // progress short of the want), and ctx's error when ctx ended.
 func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error {
