@@ -75,7 +75,9 @@ type Model struct {
 
 // DefaultModel returns constants fitted on the development machine (2
 // cores, AMD EPYC under PVM, Linux 6.18, Go 1.26) by bench/calibrate on
-// 2026-12-01 at 23:12 UTC, with the machine quiet (load average below 2):
+// 2026-12-02 at 02:17 UTC (after shared memory learned to read large
+// payloads in place and oversubscribed ranks to yield, which made a wake-up
+// 6.5 us instead of 22 and a hand-off 12.6 instead of 53; load 2.1-2.4):
 // every algorithm forced at np 2, 3 and 4, 8 B to 64 MiB, AllReduce,
 // AllGather, ReduceScatter and Broadcast over shm and AllReduce over TCP,
 // two sweeps, medians; then Fit (least squares on the relative error),
@@ -88,15 +90,15 @@ type Model struct {
 func DefaultModel() Model {
 	return Model{
 		Links: [numClasses]LinkCost{
-			Shm: {Alpha: 1300 * time.Nanosecond, Beta: 1 / 9.6e9, Parallel: 2},
-			Net: {Alpha: 53 * time.Microsecond, Beta: 1 / 1.7e9, Parallel: 2},
+			Shm: {Alpha: 920 * time.Nanosecond, Beta: 1 / 1.4e10, Parallel: 2},
+			Net: {Alpha: 58 * time.Microsecond, Beta: 1 / 2.2e9, Parallel: 2},
 		},
-		Gamma:   1 / 1.1e10,
-		Copy:    1 / 2.3e10,
-		Step:    75 * time.Nanosecond,
-		Handoff: 53 * time.Microsecond,
+		Gamma:   1 / 9.0e9,
+		Copy:    1 / 2.1e10,
+		Step:    175 * time.Nanosecond,
+		Handoff: 12600 * time.Nanosecond,
 		Cores:   goruntime.NumCPU(),
-		Wake:    22 * time.Microsecond,
+		Wake:    6500 * time.Nanosecond,
 		// The executor runs one channel and cuts transfers into
 		// HCCL_BUFFSIZE/4 (256 KiB) segments whatever the selector says;
 		// one channel keeps the prices those of what runs.
