@@ -167,9 +167,7 @@ func TestWithoutShm(t *testing.T) {
 			if e.Err != nil {
 				continue
 			}
-			// The emulation also charges rhd's exchange rounds a wake-up
-			// each (shape.exch), which only shm rounds pay.
-			if w := wantTime[e.Algo]; e.Time != w && !(n > 2 && e.Algo == "rhd") {
+			if w := wantTime[e.Algo]; e.Time != w {
 				t.Errorf("np %d: without shm %s %v, want %v", n, e.Algo, e.Time, w)
 			}
 			if e.Time >= time.Second {
