@@ -51,6 +51,7 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 			v[Net] += v[Shm]
 			v[Shm] = 0
 		}
+		s.exch = 0
 	}
 	// Ranks beyond the cores share them: byte work (copies into and out
 	// of rings and sockets, reductions) goes as fast as cores/ranks, and a
@@ -66,7 +67,7 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 		g := max(min(nc, m.Links[c].Parallel), 1)
 		col := fitShmAlpha + 2*int(c)
 		if c == Shm && over {
-			f[fitWake] = s.lat[c]
+			f[fitWake] = s.lat[c] + s.exch
 		} else {
 			f[col] = s.lat[c]
 		}

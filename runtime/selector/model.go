@@ -57,10 +57,9 @@ type Model struct {
 	// Cores is how many cores a server's ranks share; 0 means as many as
 	// ranks. With more ranks than cores on a server, byte work is slowed
 	// by ranks/Cores and a dependent round over shm costs Wake instead of
-	// the shm alpha: waiting ranks give their core away (they yield, then
-	// sleep in a futex) instead of spinning. (An exchange round of rhd
-	// used to cost one Wake more; with the yield phase it no longer does:
-	// docs/selector.md.)
+	// the shm alpha: waiting ranks sleep in a futex instead of spinning.
+	// An exchange round (rhd: both ways with one partner at once) costs
+	// one Wake more, the partner's and then its own.
 	Cores int
 	Wake  time.Duration
 	// NoShm prices every link as the net class (HCCL_SHM_DISABLE=1).

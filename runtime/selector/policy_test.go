@@ -98,10 +98,8 @@ func TestForcedChoices(t *testing.T) {
 		{"ring", Call{plan.Barrier, 0, Topo{64, 8}}, "ring"},
 		{"ring", Call{plan.Broadcast, 8, Topo{64, 8}}, "ring"},
 		// What is left is ring and rhd; at np 4 on this machine's 2 cores
-		// rhd measured faster once oversubscribed ranks yielded instead of
-		// sleeping at once (31.7 us against ring's 43.0; before that ring
-		// was, 132 against 172; docs/selector.md).
-		{"^oneshot,mesh", Call{plan.AllReduce, 8, Topo{4, 1}}, "rhd"},
+		// ring measured faster (132 us against rhd's 172, docs/selector.md).
+		{"^oneshot,mesh", Call{plan.AllReduce, 8, Topo{4, 1}}, "ring"},
 	}
 	for _, tt := range tests {
 		p, err := ParseAlgo(tt.spec)

@@ -19,6 +19,11 @@ type shape struct {
 	local  float64             // steps with local work only
 	msgs   float64             // messages posted (several per step for mesh, pairwise)
 	maxOp  float64             // largest single transfer, bytes
+	// exch counts the shm rounds in which a rank sends to and receives
+	// from the same partner at once (rhd's exchanges). With more ranks
+	// than cores each such round waits for two wake-ups in a row, the
+	// partner's and then its own, where a chain (ring) overlaps them.
+	exch float64
 }
 
 func (s *shape) round(c Class, bytes float64) {
@@ -140,9 +145,15 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			}
 			return aligned(t, m)
 		}
+		exchange := func(c Class, bytes float64) {
+			s.round(c, bytes)
+			if c == Shm {
+				s.exch++
+			}
+		}
 		half := func(reduce bool) {
 			for m := p / 2; m >= 1; m /= 2 {
-				s.round(class(m), float64(m)*S/pf)
+				exchange(class(m), float64(m)*S/pf)
 				if reduce {
 					s.reduce += float64(m) * S / pf
 				}
@@ -150,7 +161,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 		}
 		double := func() {
 			for m := 1; m < p; m *= 2 {
-				s.round(class(m), float64(m)*S/pf)
+				exchange(class(m), float64(m)*S/pf)
 			}
 		}
 		fold := aligned(t, 1)
