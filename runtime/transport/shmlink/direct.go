@@ -90,9 +90,6 @@ func peerPID(conn *net.UnixConn) (int, error) {
 // place (this side proved at set-up that it can read the peer's memory).
 func (l *Link) ReadsDirect() bool { return l.rx.Direct() }
 
-// sendsDirect reports whether a payload of n bytes goes over in place.
-func (l *Link) sendsDirect(n int) bool { return n >= directMin && l.tx.Direct() }
-
 // post writes the header of the frame h, marked, and p's address. It waits
 // only if the ring has no room for those few bytes.
 func (l *Link) post(ctx context.Context, h *netio.Header, p []byte) error {
@@ -112,9 +109,14 @@ func (l *Link) TryPost(ctx context.Context, h *netio.Header, p []byte) (bool, er
 	if int(h.Len) != len(p) {
 		return false, l.sendFail(fmt.Errorf("header says %d payload bytes, got %d", h.Len, len(p)))
 	}
+	if len(p) < directMin {
+		// Decided without the lock: the executor offers every send of
+		// its step here first, small ones included.
+		return false, nil
+	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	if !l.sendsDirect(len(p)) || !l.tx.HasRoom(len(l.hdrOut)) {
+	if !l.tx.Direct() || !l.tx.HasRoom(len(l.hdrOut)) {
 		return false, nil
 	}
 	if err := l.sendReady(); err != nil {
