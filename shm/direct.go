@@ -2,6 +2,7 @@ package shm
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -31,7 +32,7 @@ var ErrNotDirect = errors.New("shm: cannot read the producer's memory")
 
 // PublishAddr records, for the consumer, the address of the ring's header in
 // this process; the producer calls it once, before the consumer probes.
-func (r *Ring) PublishAddr() { r.prodAddr.Store(addrOf(r.hdr)) }
+func (r *Ring) PublishAddr() { r.prodAddr.Store(Addr(r.hdr)) }
 
 // ProbeProducer checks that this process, the consumer, can read the memory
 // of the producer, process pid: it reads the producer's published header
@@ -46,7 +47,7 @@ func (r *Ring) ProbeProducer(pid int) error {
 	if err := ReadProcess(pid, got[:], addr+offProdAddr); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotDirect, err)
 	}
-	if v := le64(got[:]); v != addr {
+	if v := binary.LittleEndian.Uint64(got[:]); v != addr {
 		return fmt.Errorf("%w: read %#x at %#x in process %d, want %#x", ErrNotDirect, v, addr+offProdAddr, pid, addr)
 	}
 	r.direct.Store(1)

@@ -1,7 +1,6 @@
 package shm
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"syscall"
@@ -10,17 +9,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// addrOf returns the address of b's first byte in this process.
-func addrOf(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }
-
 // Addr returns the address of p's first byte in this process, for a peer
 // that reads it with ReadProcess. p must not be empty, and must not live on
 // a goroutine stack, which moves when it grows: a heap object or a mapping
 // (a slice longer than the compiler's largest stack variable, 128 KiB,
 // cannot be on a stack).
-func Addr(p []byte) uint64 { return addrOf(p) }
-
-func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+func Addr(p []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&p[0]))) }
 
 // ReadProcess copies len(dst) bytes from address addr of process pid into
 // dst (process_vm_readv), looping over partial reads. A process that no
