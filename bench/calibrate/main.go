@@ -2,12 +2,16 @@
 // predicted-vs-measured tables of docs/selector.md, and with -fit first
 // fits runtime/selector's constants to them (selector.Fit).
 //
-//	go run ./bench/calibrate -dir /tmp/hccl-calibrate [-fit] [-tuning FILE]
+//	go run ./bench/calibrate -dir /tmp/hccl-calibrate [-stat mean|median] [-fit] [-tuning FILE]
 //
 // Each run file holds one forced algorithm at one np, link and sweep; a
 // point's time is the median over the sweeps of bench's per-iteration
-// medians, out of place and in place (two samples a sweep), so that one
-// loaded sweep does not move it.
+// means (-stat mean, the default) or medians (-stat median), out of place
+// and in place (two samples a sweep), so that one loaded sweep does not
+// move it. The mean is what a loop of calls costs, what nccl-tests and
+// bench/compare report; the median hides an algorithm's tail (rhd at np 4
+// on two cores: a median of 31.7 us against oneshot's 46.2, means of 37-45
+// against 27-29 in interleaved runs).
 package main
 
 import (
@@ -38,29 +42,45 @@ type point struct {
 
 type runFile struct {
 	Rows []struct {
-		SizeBytes  int64 `json:"size_bytes"`
-		OutOfPlace struct {
-			MedianUS float64 `json:"median_us"`
-		} `json:"out_of_place"`
-		InPlace struct {
-			MedianUS float64 `json:"median_us"`
-		} `json:"in_place"`
+		SizeBytes  int64    `json:"size_bytes"`
+		OutOfPlace runTimes `json:"out_of_place"`
+		InPlace    runTimes `json:"in_place"`
 	} `json:"rows"`
+}
+
+// runTimes are one row's times of a run file: bench's mean and median
+// iteration.
+type runTimes struct {
+	MeanUS   float64 `json:"time_us"`
+	MedianUS float64 `json:"median_us"`
+}
+
+// of returns the statistic stat ("mean" or "median") of t.
+func (t runTimes) of(stat string) float64 {
+	if stat == "median" {
+		return t.MedianUS
+	}
+	return t.MeanUS
 }
 
 func main() {
 	dir := flag.String("dir", "/tmp/hccl-calibrate", "directory the calibrate script wrote")
-	fit := flag.Bool("fit", false, "fit the model's constants to the medians first")
+	stat := flag.String("stat", "mean", "which per-iteration time of bench a point takes: mean or median")
+	fit := flag.Bool("fit", false, "fit the model's constants to the points first")
 	tuning := flag.String("tuning", "", "start from this tuning file (selector.ParseTuning) instead of DefaultModel")
 	flag.Parse()
-	if err := run(os.Stdout, *dir, *fit, *tuning); err != nil {
+	if *stat != "mean" && *stat != "median" {
+		fmt.Fprintf(os.Stderr, "calibrate: -stat %q: want mean or median\n", *stat)
+		os.Exit(2)
+	}
+	if err := run(os.Stdout, *dir, *stat, *fit, *tuning); err != nil {
 		fmt.Fprintln(os.Stderr, "calibrate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w io.Writer, dir string, fit bool, tuning string) error {
-	times, samples, spread, err := loadAll(dir)
+func run(w io.Writer, dir, stat string, fit bool, tuning string) error {
+	times, samples, spread, err := load(dir, stat)
 	if err != nil {
 		return err
 	}
@@ -89,20 +109,15 @@ func run(w io.Writer, dir string, fit bool, tuning string) error {
 			m.Links[selector.Shm].Alpha, 1/m.Links[selector.Shm].Beta, m.Links[selector.Net].Alpha, 1/m.Links[selector.Net].Beta,
 			1/m.Gamma, 1/m.Copy, m.Step, m.Handoff, m.Cores, m.Wake)
 	}
-	fmt.Fprintf(w, "Sweep-to-sweep spread of a point (max/min of its sweeps' medians): median %.2f, 90th percentile %.2f.\n\n", spread[0], spread[1])
+	fmt.Fprintf(w, "Sweep-to-sweep spread of a point (max/min of its samples): median %.2f, 90th percentile %.2f.\n\n", spread[0], spread[1])
 	report(w, m, times, samples)
 	return nil
 }
 
 // load reads every run file of dir and returns each point's median over
-// sweeps, and the median and 90th percentile of the points' spreads.
-func load(dir string) (map[point]time.Duration, [2]float64, error) {
-	times, _, sp, err := loadAll(dir)
-	return times, sp, err
-}
-
-// loadAll is load that also returns every point's samples, sorted.
-func loadAll(dir string) (map[point]time.Duration, map[point][]float64, [2]float64, error) {
+// sweeps of the statistic stat, every point's samples (sorted), and the
+// median and 90th percentile of the points' spreads.
+func load(dir, stat string) (map[point]time.Duration, map[point][]float64, [2]float64, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "s*-np*-*-*-*-*.json"))
 	if err != nil || len(files) == 0 {
 		return nil, nil, [2]float64{}, fmt.Errorf("no run files in %s (err %v)", dir, err)
@@ -135,7 +150,7 @@ func loadAll(dir string) (map[point]time.Duration, map[point][]float64, [2]float
 				continue // the big run's first size only warms the launch up
 			}
 			p := point{link: parts[2], coll: coll, np: np, size: r.SizeBytes, algo: parts[4]}
-			for _, v := range []float64{r.OutOfPlace.MedianUS, r.InPlace.MedianUS} {
+			for _, v := range []float64{r.OutOfPlace.of(stat), r.InPlace.of(stat)} {
 				if v > 0 {
 					all[p] = append(all[p], v)
 				}
