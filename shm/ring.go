@@ -30,12 +30,13 @@ const (
 	offAcked       = 768 // uint64: payloads handed over in place that the consumer has read
 	offAckEv       = 776 // uint32 futex word the producer sleeps on for an acknowledgement
 	offAckWaiting  = 780 // uint32: 1 while the producer is (about to be) asleep for one
+	// 896 and up: the fast boxes (fastbox.go).
 
 	// RingHeaderSize is the space a ring's header takes before its data.
 	RingHeaderSize = 4096
 
 	ringMagic   = 0x474e5248 // "HRNG"
-	ringVersion = 2
+	ringVersion = 3
 
 	// MinRingCapacity is the smallest data area NewRing accepts. Anything
 	// smaller than a frame header would make every frame wrap.
@@ -74,6 +75,8 @@ type Ring struct {
 	direct            *atomic.Uint32
 	ackEv, ackWaiting *atomic.Uint32
 
+	fast fastBoxes // small frames beside the ring (fastbox.go)
+
 	chunk int
 
 	local atomic.Bool           // Close was called in this process
@@ -83,11 +86,14 @@ type Ring struct {
 	// Producer-local state: the producer's own counter and the last
 	// consumer counter it read. Reading the shared tail only when the
 	// cached one says there is not room enough keeps the consumer's line
-	// out of the producer's cache while the ring has room.
-	wHead, wTail uint64
-	_            [64]byte
-	// Consumer-local state, likewise.
+	// out of the producer's cache while the ring has room. The same for
+	// the fast boxes: messages posted, and taken as last read.
+	wHead, wTail      uint64
+	wFast, wFastTaken uint64
+	_                 [64]byte
+	// Consumer-local state, likewise, and the fast-box messages taken.
 	rTail, rHead uint64
+	rFast        uint64
 	_            [64]byte
 }
 
@@ -109,6 +115,7 @@ func NewRing(b []byte, capacity int) (*Ring, error) {
 	for _, off := range []int{offDirect, offDataEv, offConsWaiting, offSpaceEv, offProdWaiting, offClosed, offAckEv, offAckWaiting} {
 		word32(hdr, off).Store(0)
 	}
+	attachFastBoxes(hdr).clear()
 	word64(hdr, offCapacity).Store(uint64(capacity))
 	word32(hdr, offVersion).Store(ringVersion)
 	word32(hdr, offMagic).Store(ringMagic)
@@ -155,6 +162,7 @@ func attach(b []byte, capacity int) *Ring {
 		direct:      word32(hdr, offDirect),
 		ackEv:       word32(hdr, offAckEv),
 		ackWaiting:  word32(hdr, offAckWaiting),
+		fast:        attachFastBoxes(hdr),
 		chunk:       min(capacity/4, maxChunk),
 	}
 	r.wHead = r.head.Load()

@@ -70,10 +70,13 @@ func (r *Ring) await(ctx context.Context, consumer bool, want uint64) error {
 // sleeper says what a waiter sleeps on: the futex word ev, the flag that
 // announces the sleep to the other side, and the other side's counter that
 // must reach want. wantWord, when set, tells the other side that want.
+// also, when set, is another condition that ends the sleep (a fast box
+// posted), which the other side wakes the sleeper for whatever want says.
 type sleeper struct {
 	ev, waiting       *atomic.Uint32
 	wantWord, counter *atomic.Uint64
 	want              uint64
+	also              func() bool
 }
 
 // wait spins while !progress() for the spin time (SetSpin), then yields
@@ -124,13 +127,13 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 		// returns at once instead of sleeping through it.
 		seen := s.ev.Load()
 		s.waiting.Store(1)
-		if s.counter.Load() >= s.want || r.closed.Load() != 0 || r.local.Load() {
+		if s.counter.Load() >= s.want || (s.also != nil && s.also()) || r.closed.Load() != 0 || r.local.Load() {
 			s.waiting.Store(0)
 			return nil
 		}
 		futexSleep(s.ev, seen, WakePeriod)
 		s.waiting.Store(0)
-		if s.ev.Load() != seen || s.counter.Load() >= s.want {
+		if s.ev.Load() != seen || s.counter.Load() >= s.want || (s.also != nil && s.also()) {
 			return nil
 		}
 		if progress() && time.Since(start) > WakePeriod {

@@ -29,7 +29,11 @@
 // followed by h.Len payload bytes, written through the ring. A payload
 // larger than the ring streams through it in pieces, so the ring size
 // bounds memory, not message size. A small frame goes in with a single
-// commit. The receiver either copies the payload out (RecvPayload) or looks
+// commit. A frame of up to shm.FastFrameMax bytes (a header and 64 payload
+// bytes: a small AllReduce, a Barrier's empty message) goes in one of the
+// ring's fast boxes while one is free, which halves its latency (a ping-pong
+// of 8-byte frames, BenchmarkPingPong: 0.85-1.03 us a round trip against
+// 1.70-1.92 us through the ring). The receiver either copies the payload out (RecvPayload) or looks
 // at it in place, piece by piece (VisitPayload), to reduce straight from the
 // ring.
 //

@@ -55,6 +55,7 @@ type Link struct {
 	hdrIn   [netio.HeaderSize + directRefSize]byte
 	pending int    // payload bytes of the last header still unread
 	inFrame bool   // a header was read and its payload not yet consumed
+	boxed   []byte // the last frame's payload when it came in a fast box (until consumed)
 	remote  uint64 // the last frame's payload is direct, at this address in the peer (0: in the ring)
 	scratch []byte // VisitPayload reads direct payloads into this, piece by piece
 	recvErr error
@@ -144,11 +145,12 @@ func (l *Link) sent(err error) error {
 	return l.sendErr
 }
 
-// TrySend sends the frame h, p when the ring has room for all of it now,
-// and reports whether it did (see transport.TrySender).
+// TrySend sends the frame h, p when a fast box or the ring has room for all
+// of it now, and reports whether it did (see transport.TrySender).
 func (l *Link) TrySend(ctx context.Context, h *netio.Header, p []byte) (bool, error) {
+	n := netio.HeaderSize + len(p)
 	l.mu.RLock()
-	room := !l.closed.Load() && l.tx.HasRoom(netio.HeaderSize+len(p))
+	room := !l.closed.Load() && (l.tx.FastSlot(n) != nil || l.tx.HasRoom(n))
 	l.mu.RUnlock()
 	if !room {
 		return false, nil
@@ -158,10 +160,20 @@ func (l *Link) TrySend(ctx context.Context, h *netio.Header, p []byte) (bool, er
 	return true, l.Send(ctx, h, p)
 }
 
+// send writes the frame into a fast box when it fits one and one is free
+// (shm's fastbox.go: the receiver learns of it and fetches it in one
+// transfer), else into the ring.
 func (l *Link) send(ctx context.Context, h *netio.Header, p []byte) error {
+	n := netio.HeaderSize + len(p)
+	if box := l.tx.FastSlot(n); box != nil {
+		h.Encode(box)
+		copy(box[netio.HeaderSize:], p)
+		l.tx.CommitFast(n)
+		return nil
+	}
 	hdr := l.hdrOut[:netio.HeaderSize]
 	h.Encode(hdr)
-	if n := netio.HeaderSize + len(p); n <= smallFrame {
+	if n <= smallFrame {
 		b, err := l.tx.Reserve(ctx, n)
 		if err != nil {
 			return err
@@ -190,6 +202,18 @@ func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
 	if l.inFrame && l.pending > 0 {
 		return l.recvFail(fmt.Errorf("%d payload bytes of the previous frame not consumed", l.pending))
 	}
+	for {
+		box, inRing := l.rx.NextFrame()
+		if box != nil {
+			return l.recvBoxed(h, box)
+		}
+		if inRing {
+			break
+		}
+		if err := l.rx.AwaitFrame(ctx); err != nil {
+			return l.recvBroken(err)
+		}
+	}
 	hdr := l.hdrIn[:netio.HeaderSize]
 	if err := l.rx.Read(ctx, hdr); err != nil {
 		return l.recvBroken(err)
@@ -206,6 +230,33 @@ func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
 	return nil
 }
 
+// recvBoxed takes the header of a frame that came in a fast box; its
+// payload stays in the box until it is consumed, and an empty one frees the
+// box at once.
+func (l *Link) recvBoxed(h *netio.Header, box []byte) error {
+	if err := h.Decode(box); err != nil {
+		return l.recvBroken(err) // flags too: a fast box never holds a direct payload
+	}
+	if payload := box[netio.HeaderSize:]; int(h.Len) != len(payload) {
+		return l.recvBroken(fmt.Errorf("%w: a fast box of %d payload bytes whose header says %d", netio.ErrBadFrame, len(payload), h.Len))
+	}
+	l.remote, l.pending, l.inFrame = 0, int(h.Len), true
+	if h.Len == 0 {
+		l.rx.ReleaseFast()
+		return nil
+	}
+	l.boxed = box[netio.HeaderSize:]
+	return nil
+}
+
+// consumedBoxed frees the fast box of the frame whose payload was just
+// consumed.
+func (l *Link) consumedBoxed() {
+	l.boxed = nil
+	l.rx.ReleaseFast()
+	l.pending, l.inFrame = 0, false
+}
+
 // RecvPayload copies the payload of the frame whose header was read last
 // into p; len(p) must equal that header's Len.
 func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
@@ -219,6 +270,11 @@ func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
 			return l.recvBroken(err)
 		}
 		return l.consumedDirect()
+	}
+	if l.boxed != nil {
+		copy(p, l.boxed)
+		l.consumedBoxed()
+		return nil
 	}
 	if err := l.rx.Read(ctx, p); err != nil {
 		return l.recvBroken(err)
@@ -247,6 +303,11 @@ func (l *Link) VisitPayload(ctx context.Context, n int, fn func(off int, b []byt
 	}
 	if l.remote != 0 {
 		return l.visitDirect(n, fn)
+	}
+	if l.boxed != nil {
+		fn(0, l.boxed)
+		l.consumedBoxed()
+		return nil
 	}
 	piece := min(l.rx.Cap()/4, maxPiece)
 	word := l.word[:] // in the Link: a local array handed to fn would escape, one allocation per call

@@ -1,0 +1,196 @@
+package shm
+
+import (
+	"context"
+	"encoding/binary"
+	"sync/atomic"
+)
+
+// Fast boxes carry small frames beside the ring, one frame per slot, the
+// way Open MPI's vader BTL has its "fast boxes": the slot's sequence word
+// sits with the frame, so a receiver that polls it sees the frame's arrival
+// and fetches the frame in one transfer of a cache-line pair. Through the
+// ring the same frame costs about twice the cross-core transfers: the
+// consumer polls head (a line the producer wrote), then fetches the data
+// line, then writes tail, and the producer takes head's line back for its
+// next commit. A ping-pong of one word between two threads, 16 slots
+// against a head/data/tail ring laid out as ours: 0.66-0.75 us a round
+// trip against 1.39-1.41 us (0.16 against 0.33 us in a quieter minute).
+//
+// A slot is 128 bytes, two cache lines that the adjacent-line prefetcher
+// moves together (one line or two measured the same):
+//
+//	[0, 8)    sequence: the message's number, 1 for the first; written last
+//	[8, 12)   position: the producer's ring head when it posted, low 32 bits
+//	[12, 16)  frame length in bytes
+//	[16, 128) the frame
+//
+// Frames go in order whichever way they travel: a box frame is next when its
+// position equals the consumer's ring tail, that is when every ring byte
+// committed before it has been read and none committed after it has (ring
+// frames are never interleaved with anything: the one producer finishes a
+// frame before it starts the next). The low 32 bits suffice because the
+// consumer's tail and a pending box's position are less than a ring apart,
+// and a ring is at most 1 GiB.
+//
+// The producer numbers its messages and reuses a slot only after the
+// consumer's taken counter shows the slot's previous message taken; it
+// reads that counter only when its cached copy says every slot is in use,
+// once per lap at most. The producer never waits for a box: with none free,
+// the frame goes through the ring.
+const (
+	offFastTaken = 896  // uint64: box messages the consumer has taken; written by the consumer only
+	offFastBoxes = 1024 // fastSlots slots of fastSlotBytes each, up to 3072
+
+	fastSlots     = 16
+	fastSlotBytes = 128
+	fastFrameOff  = 16
+
+	// FastFrameMax is the largest frame a fast box holds.
+	FastFrameMax = fastSlotBytes - fastFrameOff
+)
+
+// fastBoxes is a ring's view of its boxes and the two sides' counters.
+type fastBoxes struct {
+	slots []byte         // fastSlots * fastSlotBytes, in the ring header
+	taken *atomic.Uint64 // the consumer's count of messages taken
+}
+
+func attachFastBoxes(hdr []byte) fastBoxes {
+	return fastBoxes{
+		slots: hdr[offFastBoxes : offFastBoxes+fastSlots*fastSlotBytes],
+		taken: word64(hdr, offFastTaken),
+	}
+}
+
+// clear empties every box, for NewRing.
+func (f fastBoxes) clear() {
+	f.taken.Store(0)
+	for i := range fastSlots {
+		clear(f.slot(uint64(i)))
+	}
+}
+
+// slot returns the slot of message number m+1 (m messages before it).
+func (f fastBoxes) slot(m uint64) []byte {
+	off := int(m%fastSlots) * fastSlotBytes
+	return f.slots[off : off+fastSlotBytes : off+fastSlotBytes]
+}
+
+func slotSeq(s []byte) *atomic.Uint64 { return word64(s, 0) }
+
+// FastSlot returns space for an n-byte frame in the next free fast box, to
+// be published with CommitFast, or nil when n exceeds FastFrameMax, every
+// box holds a message the consumer has not taken yet, or the ring is
+// closed (the ring's calls then say why). Only the producer may call it;
+// calling it again without CommitFast returns the same space.
+func (r *Ring) FastSlot(n int) []byte {
+	if n > FastFrameMax || n < 0 || r.closed.Load() != 0 || r.local.Load() || !r.fastFree() {
+		return nil
+	}
+	s := r.fast.slot(r.wFast)
+	return s[fastFrameOff : fastFrameOff+n : fastFrameOff+n]
+}
+
+// fastFree reports whether a box is free, reading the consumer's counter
+// only when the cached one says none is.
+func (r *Ring) fastFree() bool {
+	if r.wFast-r.wFastTaken < fastSlots {
+		return true
+	}
+	r.wFastTaken = r.fast.taken.Load()
+	return r.wFast-r.wFastTaken < fastSlots
+}
+
+// CommitFast publishes the n-byte frame written into the space FastSlot
+// returned, and wakes the consumer if it sleeps.
+func (r *Ring) CommitFast(n int) {
+	if n > FastFrameMax || n < 0 || r.wFast-r.wFastTaken >= fastSlots {
+		panic("shm: fast commit without a fast slot")
+	}
+	s := r.fast.slot(r.wFast)
+	binary.LittleEndian.PutUint32(s[8:], uint32(r.wHead))
+	binary.LittleEndian.PutUint32(s[12:], uint32(n))
+	r.wFast++
+	// The frame and the words above are plain stores; the sequence is
+	// stored after them, atomically, so a consumer that loads it sees
+	// them.
+	slotSeq(s).Store(r.wFast)
+	// Any message wakes a sleeping consumer: it may be waiting for a
+	// frame of either kind, and never for more of a ring frame (the one
+	// producer finished that before posting this).
+	if r.consWaiting.Load() != 0 && r.consWaiting.CompareAndSwap(1, 0) {
+		r.dataEv.Add(1)
+		futexWakeUp(r.dataEv, 1)
+	}
+}
+
+// NextFrame tells the consumer where the next frame is, without waiting:
+// in a fast box (fast is the frame, valid until ReleaseFast), in the ring
+// (inRing: some of it is readable now), or nowhere yet (both zero).
+func (r *Ring) NextFrame() (fast []byte, inRing bool) {
+	// head first: a box posted before the ring bytes seen here is then
+	// visible below too (the producer stored its sequence before
+	// committing them), so the check cannot pass over it.
+	r.rHead = r.head.Load()
+	if f := r.fastNext(); f != nil {
+		return f, false
+	}
+	return nil, r.rHead != r.rTail
+}
+
+// fastNext returns the frame in the next box if it is the next frame of
+// the stream.
+func (r *Ring) fastNext() []byte {
+	s := r.fast.slot(r.rFast)
+	if slotSeq(s).Load() != r.rFast+1 || binary.LittleEndian.Uint32(s[8:]) != uint32(r.rTail) {
+		return nil
+	}
+	n := binary.LittleEndian.Uint32(s[12:])
+	if n > FastFrameMax {
+		n = FastFrameMax // only a corrupted slot; the frame's decoding fails
+	}
+	return s[fastFrameOff : fastFrameOff+n : fastFrameOff+n]
+}
+
+// fastPosted reports whether the next box holds a message, whatever its
+// position: a reason to look again.
+func (r *Ring) fastPosted() bool {
+	return slotSeq(r.fast.slot(r.rFast)).Load() == r.rFast+1
+}
+
+// ReleaseFast gives the box of the frame NextFrame returned back to the
+// producer. The frame's bytes must not be used after it.
+func (r *Ring) ReleaseFast() {
+	if slotSeq(r.fast.slot(r.rFast)).Load() != r.rFast+1 {
+		panic("shm: release of a fast box that was not taken")
+	}
+	r.rFast++
+	r.fast.taken.Store(r.rFast)
+}
+
+// AwaitFrame waits until NextFrame may find a frame: the ring holds unread
+// bytes or a box a message, or the ring was closed. It returns ctx's error
+// when ctx ends, and the ring's (ErrClosed, ErrPeerClosed, ErrPeerGone)
+// once it is closed and nothing is left to read.
+func (r *Ring) AwaitFrame(ctx context.Context) error {
+	ready := func() bool { return r.head.Load() != r.rTail || r.fastPosted() }
+	for !ready() {
+		if r.local.Load() {
+			return ErrClosed
+		}
+		if r.closed.Load() != 0 {
+			// The producer posts before it closes: look once more
+			// after seeing the flag, so that nothing is lost.
+			if ready() {
+				return nil
+			}
+			return r.closedErr()
+		}
+		s := sleeper{ev: r.dataEv, waiting: r.consWaiting, wantWord: r.consWant, counter: r.head, want: r.rTail + 1, also: r.fastPosted}
+		if err := r.wait(ctx, &s, ready); err != nil {
+			return err
+		}
+	}
+	return nil
+}
