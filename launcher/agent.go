@@ -210,7 +210,7 @@ func (a *agent) start(m agentMsg) error {
 	}
 	r := &agentRank{done: make(chan struct{})}
 	spec := ProcSpec{
-		Rank: rank, Path: m.Path, Args: m.Args, Dir: m.Dir, Env: m.Env,
+		Rank: rank, Path: m.Path, Args: m.Args, Dir: m.Dir, Env: m.Env, CPUs: m.CPUs,
 		Stdout: &agentOutput{fw: a.fw, rank: rank, stream: streamStdout},
 		Stderr: &agentOutput{fw: a.fw, rank: rank, stream: streamStderr},
 	}

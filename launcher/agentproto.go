@@ -83,7 +83,8 @@ type agentMsg struct {
 	Path     string   `json:"path,omitempty"`
 	Args     []string `json:"args,omitempty"`
 	Dir      string   `json:"dir,omitempty"`
-	Env      []string `json:"env,omitempty"` // holds HCCL_JOB_KEY: never log a msgStart
+	Env      []string `json:"env,omitempty"`  // holds HCCL_JOB_KEY: never log a msgStart
+	CPUs     []int    `json:"cpus,omitempty"` // msgStart: bind the rank to these
 	Stdin    bool     `json:"stdin,omitempty"`
 	Data     []byte   `json:"data,omitempty"`
 	Signal   int      `json:"sig,omitempty"`

@@ -356,7 +356,7 @@ func (s *agentSpawner) Start(spec ProcSpec) (Process, error) {
 	s.procs[spec.Rank] = p
 	s.mu.Unlock()
 	err := s.fw.sendMsg(msgStart, agentMsg{
-		Rank: spec.Rank, Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env, Stdin: spec.Stdin != nil,
+		Rank: spec.Rank, Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env, CPUs: spec.CPUs, Stdin: spec.Stdin != nil,
 	})
 	if err != nil {
 		s.markLost(fmt.Errorf("write to the agent: %w", err))

@@ -48,6 +48,10 @@ type Job struct {
 	Placement *placement.Placement
 	Remote    Remote
 
+	// Bind says how the ranks of this machine are bound to CPUs (bind.go);
+	// the zero value is BindAuto.
+	Bind BindPolicy
+
 	TagOutput bool          // prefix every line with "[1,rank]<stdout>:"
 	Timeout   time.Duration // whole-job limit; 0 means none
 	Grace     time.Duration // SIGTERM-to-SIGKILL delay; 0 means DefaultGrace
@@ -111,6 +115,7 @@ type resolved struct {
 	// Set by prepare.
 	exports []string // resolved -x variables
 	env     JobEnv   // shared by every rank, without the table path
+	cpus    [][]int  // per rank, the CPUs it is bound to (the table's cpu_list); nil unbound
 }
 
 // resolve checks the job description and fills in the defaults. With launch
@@ -153,6 +158,9 @@ func (j *Job) resolve(launch bool) (*resolved, error) {
 	if j.NP != 0 && j.NP != total {
 		return nil, usagef("np is %d but the hosts hold %d ranks", j.NP, total)
 	}
+	if err := r.bindHosts(); err != nil {
+		return nil, err
+	}
 	for n, h := range r.hosts {
 		for l := 0; l < h.Ranks; l++ {
 			r.slots = append(r.slots, rankSlot{host: n, id: RankIdentity{
@@ -174,6 +182,29 @@ func (j *Job) resolve(launch bool) (*resolved, error) {
 		r.log = slog.New(slog.DiscardHandler)
 	}
 	return r, nil
+}
+
+// bindHosts gives this machine's host its CPUs under the job's binding
+// policy (bind.go), unless the caller set them. The hosts are copied first:
+// Run does not modify the Job.
+func (r *resolved) bindHosts() error {
+	r.hosts = append([]Host(nil), r.hosts...)
+	for i := range r.hosts {
+		h := &r.hosts[i]
+		ls, local := h.Spawner.(*LocalSpawner)
+		if h.Spawner == nil && len(r.hosts) == 1 && r.Job.Hosts == nil {
+			local = true // the ranktable command's view of a local job
+		}
+		if h.CPUs != nil || !local || (ls != nil && ls.agent) {
+			continue
+		}
+		cpus, err := bindCPUs(r.Bind, h.Ranks)
+		if err != nil {
+			return err
+		}
+		h.CPUs = cpus
+	}
+	return nil
 }
 
 // rankTable generates the table of the resolved job.

@@ -232,7 +232,15 @@ func (p *localProc) run(path string, started chan<- error) {
 	if inR != nil {
 		cmd.Stdin = inR // an *os.File: exec passes it on without a copier
 	}
+	// The child inherits this thread's CPU binding, across exec.
+	restore, err := bindThread(p.spec.CPUs)
+	if err != nil {
+		closeAll(outR, outW, errR, errW, inR, inW)
+		startErr(err)
+		return
+	}
 	err = cmd.Start()
+	restore()
 	// The child holds its own copies; keeping the write ends open here
 	// would hide the rank's EOF from the copiers.
 	closeAll(outW, errW, inR)

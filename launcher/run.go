@@ -111,6 +111,7 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 		if table, err = r.rankTable(jobID, addr); err == nil {
 			var data []byte
 			if data, err = table.Marshal(); err == nil {
+				r.cpus = rankCPUs(table)
 				r.env = JobEnv{ControlAddr: addr, JobID: jobID, JobKey: netio.EncodeKey(key)}
 				return ctl, data, nil
 			}
@@ -118,6 +119,26 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 	}
 	ctl.Close()
 	return nil, nil, err
+}
+
+// rankCPUs returns every rank's cpu_list from the table, parsed (the table
+// was generated from valid lists).
+func rankCPUs(t *ranktable.Table) [][]int {
+	cpus := make([][]int, t.Size())
+	for rank := range cpus {
+		if _, d, err := t.Device(rank); err == nil {
+			cpus[rank], _ = d.CPUs()
+		}
+	}
+	return cpus
+}
+
+// rankCPUs returns the CPUs rank is bound to, nil when it is not.
+func (r *resolved) rankCPUs(rank int) []int {
+	if rank < len(r.cpus) {
+		return r.cpus[rank]
+	}
+	return nil
 }
 
 // advertised is the control address the ranks dial: the listener's, or

@@ -42,6 +42,9 @@ type ProcSpec struct {
 	// one and the host's. It contains HCCL_JOB_KEY: never log it.
 	Env []string
 
+	// CPUs, when not empty, are the CPUs the rank is bound to (bind.go).
+	CPUs []int
+
 	// Stdin feeds the rank's standard input; nil gives it /dev/null. The
 	// spawner reads it until EOF or until the rank exits, whichever comes
 	// first, and closes the rank's end then.

@@ -214,6 +214,7 @@ func (s *supervisor) spec(rank int) ProcSpec {
 		Args:   s.r.Args,
 		Dir:    s.r.Dir,
 		Env:    append(append([]string(nil), s.r.exports...), RankEnv(slot.id, env)...),
+		CPUs:   s.r.rankCPUs(rank),
 		Stdout: s.writers[rank][0],
 		Stderr: s.writers[rank][1],
 	}

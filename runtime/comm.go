@@ -90,12 +90,13 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
 	}
-	per, err := perServer(job.RankTableFile, job.Size)
-	if job.RanksPerServer > 0 {
-		per = job.RanksPerServer
-	}
+	tf, err := readTableFacts(job.RankTableFile, job.Size, job.Rank)
 	if err != nil {
 		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
+	}
+	per := tf.perServer
+	if job.RanksPerServer > 0 {
+		per = job.RanksPerServer
 	}
 	fail := func(err error) error {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -122,7 +123,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		ctl.Close()
 		return nil, fail(err)
 	}
-	links, err := newLinkManager(ctx, job, knobs, ip, facts, ctl, log)
+	links, err := newLinkManager(ctx, job, knobs, ip, facts, tf.serverCPUs, ctl, log)
 	if err != nil {
 		ctl.Close()
 		return nil, fail(err)

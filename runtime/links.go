@@ -56,8 +56,10 @@ func dataKey(rank int) string  { return "data/" + strconv.Itoa(rank) }
 func factsKey(rank int) string { return "topo/" + strconv.Itoa(rank) }
 
 // newLinkManager listens for data links on ip (and on the shared-memory
-// socket), and publishes the endpoint and the rank's facts.
-func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts topo.Facts, ctl controlPlane, log *slog.Logger) (*linkManager, error) {
+// socket), and publishes the endpoint and the rank's facts. serverCPUs is
+// how many CPUs the ranks of this server are bound to together, 0 when
+// they are not bound (tableFacts).
+func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts topo.Facts, serverCPUs int, ctl controlPlane, log *slog.Logger) (*linkManager, error) {
 	me := netio.Hello{Purpose: netio.PurposeData, Rank: uint32(job.Rank)}
 	tcp, err := netio.Listen(net.JoinHostPort(ip, "0"), job.Key, me, log)
 	if err != nil {
@@ -77,7 +79,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 			tcp.Close()
 			return nil, err
 		}
-		spin, yield := waitPolicy(job.LocalSize, facts.CPUs)
+		spin, yield := waitPolicy(job.LocalSize, serverCPUs, facts.CPUs)
 		shm.SetSpin(spin)
 		shm.SetYield(yield)
 		if m.shm, err = shmlink.Listen(job.JobID, job.Rank, job.Key, log); err != nil {
@@ -364,11 +366,17 @@ func checkShmSpace(localSize, ringBytes int) error {
 // 200 us: a sleep costs tens of microseconds of wake-up latency. When the
 // host is oversubscribed a spinning rank would steal the core its peer
 // needs, so it spins only briefly and then yields the processor between
-// checks for 100 us (shm.SetYield says why and what was measured).
-func waitPolicy(localSize int, cpuList string) (spin, yield time.Duration) {
+// checks for 100 us (shm.SetYield says why and what was measured). The
+// host's CPUs are serverCPUs when the launcher bound the ranks (each one's
+// own affinity is then its share only), else what this rank may use
+// (cpuList, its affinity, as the ranks of an unbound host share it).
+func waitPolicy(localSize, serverCPUs int, cpuList string) (spin, yield time.Duration) {
 	cpus := goruntime.NumCPU()
 	if list, err := ranktable.ParseCPUList(cpuList); err == nil && len(list) > 0 {
 		cpus = len(list)
+	}
+	if serverCPUs > 0 {
+		cpus = serverCPUs
 	}
 	if localSize <= cpus {
 		return 200 * time.Microsecond, 0

@@ -1,10 +1,8 @@
 package runtime
 
 import (
-	"fmt"
 	"log/slog"
 
-	"github.com/hcclrun/hcclrun/ranktable"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
 )
@@ -22,34 +20,6 @@ func newSelector(knobs Knobs, log *slog.Logger) (*selector.Selector, error) {
 		model = model.WithoutShm()
 	}
 	return selector.New(model, policy, log), nil
-}
-
-// perServer reads from the rank table how many ranks each server holds,
-// which the hierarchical algorithms need: every rank reads the same table,
-// so all agree. It returns 0 (treat the job as one server) without a
-// table, or when servers hold different numbers of ranks.
-func perServer(tableFile string, size int) (int, error) {
-	if tableFile == "" {
-		return 0, nil
-	}
-	t, err := ranktable.ReadFile(tableFile)
-	if err != nil {
-		return 0, fmt.Errorf("HCCL_RANK_TABLE_FILE: %w", err)
-	}
-	if t.Size() != size {
-		return 0, fmt.Errorf("HCCL_RANK_TABLE_FILE %s lists %d ranks, HCCL_WORLD_SIZE is %d", tableFile, t.Size(), size)
-	}
-	servers := t.Servers()
-	if len(servers) < 2 {
-		return 0, nil
-	}
-	per := servers[0].Size()
-	for _, s := range servers[1:] {
-		if s.Size() != per {
-			return 0, nil
-		}
-	}
-	return per, nil
 }
 
 // chooseAlgorithm asks the selector for req's algorithm. The last answer

@@ -39,6 +39,7 @@ func TestFlagParsing(t *testing.T) {
 		timeout   time.Duration
 		grace     time.Duration
 		abortWait time.Duration
+		bind      launcher.BindPolicy
 	}
 	def := func(w want) want {
 		if w.args == nil {
@@ -77,6 +78,9 @@ func TestFlagParsing(t *testing.T) {
 		{"grace in seconds", []string{"--grace", "1", "-np", "1", "p"}, want{program: "p", np: 1, grace: time.Second}},
 		{"hidden abort-wait", []string{"--abort-wait", "300ms", "-np", "1", "p"}, want{program: "p", np: 1, abortWait: 300 * time.Millisecond}},
 		{"last -np wins", []string{"-np", "2", "-np", "3", "p"}, want{program: "p", np: 3}},
+		{"bind-to none", []string{"--bind-to", "none", "-np", "2", "p"}, want{program: "p", np: 2, bind: launcher.BindNone}},
+		{"bind-to core", []string{"--bind-to=core", "-np", "2", "p"}, want{program: "p", np: 2, bind: launcher.BindCore}},
+		{"bind-to hwthread is core", []string{"-bind-to", "hwthread", "-np", "2", "p"}, want{program: "p", np: 2, bind: launcher.BindCore}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,7 +89,7 @@ func TestFlagParsing(t *testing.T) {
 				t.Fatalf("parse %q: %v\n%s", tt.args, err, out)
 			}
 			w := def(tt.want)
-			got := want{job.Program, job.Args, job.NP, job.Export, job.TagOutput, job.Timeout, job.Grace, job.AbortWait}
+			got := want{job.Program, job.Args, job.NP, job.Export, job.TagOutput, job.Timeout, job.Grace, job.AbortWait, job.Bind}
 			if got.args == nil {
 				got.args = []string{}
 			}
@@ -115,6 +119,7 @@ func TestFlagErrors(t *testing.T) {
 		{"bad timeout", []string{"--timeout", "soon", "p"}, `"soon" is not a duration`},
 		{"negative grace", []string{"--grace", "-1s", "p"}, `"-1s" is negative`},
 		{"x without value", []string{"-x"}, "flag needs an argument: -x"},
+		{"bad bind-to", []string{"--bind-to", "socket", "p"}, `--bind-to "socket": want auto, none or core`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,130 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcclrun/hcclrun/ranktable"
+)
+
+func TestParseBindPolicy(t *testing.T) {
+	for in, want := range map[string]BindPolicy{"": BindAuto, "auto": BindAuto, "none": BindNone, "core": BindCore, "hwthread": BindCore} {
+		if got, err := ParseBindPolicy(in); err != nil || got != want {
+			t.Errorf("ParseBindPolicy(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseBindPolicy("socket"); !errors.Is(err, ErrUsage) {
+		t.Errorf("ParseBindPolicy(socket): %v, want a usage error", err)
+	}
+}
+
+// affinityOf reads the Cpus_allowed_list of a /proc status file.
+func affinityOf(t *testing.T, status string) []int {
+	t.Helper()
+	b, err := os.ReadFile(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			cpus, err := ranktable.ParseCPUList(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cpus
+		}
+	}
+	t.Fatalf("%s has no Cpus_allowed_list", status)
+	return nil
+}
+
+// TestBindRanks starts real ranks under each policy and reads their
+// affinity from /proc: bound ranks share out the launcher's CPUs without
+// overlap, unbound ones (BindNone, or more ranks than CPUs) keep all of
+// them, and no thread of the launcher stays bound after starting them.
+func TestBindRanks(t *testing.T) {
+	all, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(all)
+	tests := []struct {
+		name  string
+		bind  BindPolicy
+		np    int
+		bound bool // each rank gets its own share; else every rank has all CPUs
+		each  int  // CPUs per bound rank, 0 for "a block"
+	}{
+		{"auto, a CPU each", BindAuto, n, true, 1},
+		{"auto, oversubscribed", BindAuto, n + 1, false, 0},
+		{"none", BindNone, n, false, 0},
+		{"core, one rank", BindCore, 1, true, 1},
+		{"auto, one rank", BindAuto, 1, true, n},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			// Each rank writes its own status file, then lingers so that
+			// the test can look at the launcher's threads meanwhile.
+			prog := `cp /proc/self/status "` + dir + `/rank-$HCCL_RANK"; sleep 0.5`
+			job := &Job{Program: "/bin/sh", Args: []string{"-c", prog}, NP: tt.np, Bind: tt.bind, Stdout: &syncBuffer{}, Stderr: &syncBuffer{}}
+			done := make(chan error, 1)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			go func() { done <- job.Run(ctx) }()
+			time.Sleep(250 * time.Millisecond)
+			tasks, _ := filepath.Glob("/proc/self/task/*/status")
+			for _, st := range tasks {
+				if got := affinityOf(t, st); !slices.Equal(got, all) {
+					t.Errorf("launcher thread %s bound to %v while its ranks run, want %v", filepath.Base(filepath.Dir(st)), got, all)
+				}
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			var union []int
+			for r := 0; r < tt.np; r++ {
+				got := affinityOf(t, filepath.Join(dir, "rank-"+strconv.Itoa(r)))
+				switch {
+				case !tt.bound && !slices.Equal(got, all):
+					t.Errorf("rank %d bound to %v, want unbound (%v)", r, got, all)
+				case tt.bound && tt.each > 0 && len(got) != tt.each:
+					t.Errorf("rank %d bound to %v, want %d CPUs", r, got, tt.each)
+				}
+				union = append(union, got...)
+			}
+			if tt.bound {
+				slices.Sort(union)
+				if len(slices.Compact(slices.Clone(union))) != len(union) {
+					t.Errorf("bound ranks overlap: %v", union)
+				}
+				for _, c := range union {
+					if !slices.Contains(all, c) {
+						t.Errorf("a rank bound to CPU %d, which the launcher may not use (%v)", c, all)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBindCoreOversubscribed: more ranks than CPUs under BindCore fails
+// before anything starts, saying why and what to do.
+func TestBindCoreOversubscribed(t *testing.T) {
+	all, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &Job{Program: "/bin/true", NP: len(all) + 1, Bind: BindCore}
+	err = job.Run(context.Background())
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--bind-to none") {
+		t.Fatalf("Run: %v, want a usage error naming --bind-to none", err)
+	}
+}

@@ -1,0 +1,67 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/hcclrun/hcclrun/ranktable"
+)
+
+// tableFacts is what the rank table tells a rank beyond its identity.
+// Every rank reads the same table, so all agree on it.
+type tableFacts struct {
+	// perServer is how many ranks each server holds, which the
+	// hierarchical algorithms need; 0 (treat the job as one server)
+	// without a table, or when servers hold different numbers of ranks.
+	perServer int
+	// serverCPUs is how many CPUs the ranks of this rank's server are
+	// bound to together (the union of their cpu_lists), 0 when the table
+	// does not bind every one of them: whether each has a core to spin on
+	// (waitPolicy) is a question about the server, which a rank bound to
+	// one CPU cannot answer from its own affinity.
+	serverCPUs int
+}
+
+func readTableFacts(tableFile string, size, rank int) (tableFacts, error) {
+	if tableFile == "" {
+		return tableFacts{}, nil
+	}
+	t, err := ranktable.ReadFile(tableFile)
+	if err != nil {
+		return tableFacts{}, fmt.Errorf("HCCL_RANK_TABLE_FILE: %w", err)
+	}
+	if t.Size() != size {
+		return tableFacts{}, fmt.Errorf("HCCL_RANK_TABLE_FILE %s lists %d ranks, HCCL_WORLD_SIZE is %d", tableFile, t.Size(), size)
+	}
+	var f tableFacts
+	servers := t.Servers()
+	if len(servers) >= 2 {
+		f.perServer = servers[0].Size()
+		for _, s := range servers[1:] {
+			if s.Size() != f.perServer {
+				f.perServer = 0
+				break
+			}
+		}
+	}
+	if loc, err := t.Locate(rank); err == nil {
+		f.serverCPUs = boundCPUs(servers[loc.Node].Devices)
+	}
+	return f, nil
+}
+
+// boundCPUs is how many distinct CPUs devices are bound to, 0 when one of
+// them is not bound (or its cpu_list does not parse: the table's
+// validation has its say elsewhere).
+func boundCPUs(devices []ranktable.Device) int {
+	seen := map[int]bool{}
+	for i := range devices {
+		cpus, err := devices[i].CPUs()
+		if err != nil || len(cpus) == 0 {
+			return 0
+		}
+		for _, c := range cpus {
+			seen[c] = true
+		}
+	}
+	return len(seen)
+}
