@@ -79,12 +79,8 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	f[fitGamma] = s.reduce / float64(gain) * share
 	f[fitCopy] = s.copy / float64(gain) * share
 	f[fitStep] = s.local + s.msgs*float64(nc)
-	var rounds float64
-	for _, l := range s.lat {
-		rounds += l
-	}
 	if over {
-		f[fitHandoff] = max(s.msgs-rounds, 0) * float64(nc)
+		f[fitHandoff] = s.handoffs * float64(nc)
 	}
 	return f
 }

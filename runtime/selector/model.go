@@ -48,10 +48,12 @@ type Model struct {
 	// Step is the fixed cost of a step that only does local work, and of
 	// posting a message.
 	Step time.Duration
-	// Handoff is the cost of each message of a step beyond the first
-	// (mesh, one-shot, pairwise post several) when ranks outnumber cores:
-	// the executor hands it to a worker goroutine, and with no idle core
-	// that means waking a thread. With a core per rank, Step covers it.
+	// Handoff is the cost of each receive of a step beyond the first
+	// (mesh, one-shot and pairwise receive from several peers at once)
+	// when ranks outnumber cores: the executor hands it to a worker
+	// goroutine, and with no idle core that means waiting for a turn. A
+	// step's sends that fit go out inline, without a worker, so a mesh
+	// Broadcast's root pays none. With a core per rank, Step covers it.
 	Handoff time.Duration
 
 	// Cores is how many cores a server's ranks share; 0 means as many as

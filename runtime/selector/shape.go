@@ -18,7 +18,12 @@ type shape struct {
 	copy   float64             // bytes copied locally
 	local  float64             // steps with local work only
 	msgs   float64             // messages posted (several per step for mesh, pairwise)
-	maxOp  float64             // largest single transfer, bytes
+	// handoffs counts the receives of a step beyond its first, on the
+	// critical path: the executor runs the first on the calling goroutine
+	// and hands each other to a worker goroutine (sends that fit go out
+	// inline, without one).
+	handoffs float64
+	maxOp    float64 // largest single transfer, bytes
 	// exch counts the shm rounds in which a rank sends to and receives
 	// from the same partner at once (rhd's exchanges). With more ranks
 	// than cores each such round waits for two wake-ups in a row, the
@@ -130,6 +135,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			peers := min(algo.MaxPeersInFlight, n-1-k)
 			s.round(f, float64(peers)*c)
 			s.msgs += float64(2*peers - 1)
+			s.handoffs += float64(peers - 1)
 			s.maxOp = c
 		}
 		s.copy = c
@@ -229,8 +235,12 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			s.copy = c
 		}
 		// Every round posts a message to each peer; each transfer is one
-		// peer's share of the round's bytes.
+		// peer's share of the round's bytes. A rank receives from every
+		// peer in each round, but for Broadcast, whose root only sends.
 		s.msgs = s.lat[Shm] * peers
+		if coll != plan.Broadcast {
+			s.handoffs = s.lat[Shm] * (peers - 1)
+		}
 		s.maxOp = s.bytes[Shm] / max(s.lat[Shm], 1) / peers
 	case "hier":
 		k, sv := t.perServer(), t.servers()
@@ -292,6 +302,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			s.copy += p.copy
 			s.local += p.local
 			s.msgs += p.msgs
+			s.handoffs += p.handoffs
 			s.maxOp = max(s.maxOp, p.maxOp)
 		}
 	case "pat":

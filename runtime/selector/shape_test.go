@@ -152,3 +152,63 @@ func ExampleTable() {
 	p, _ := ParseAlgo("")
 	fmt.Print(Predict(DefaultModel(), p, Call{Coll: plan.AllReduce, Bytes: 1 << 20, Topo: Topo{Ranks: 64, Servers: 8}}))
 }
+
+// TestShapeHandoffs holds the handoff count to the plans: for the busiest
+// rank, the receives of each step beyond the first, summed over steps (the
+// executor runs a step's first receive on the calling goroutine and hands
+// each other one to a worker; sends go out inline).
+func TestShapeHandoffs(t *testing.T) {
+	for _, a := range algo.All() {
+		if a.Name() == "hier" {
+			continue // its phases are these algorithms at other sizes
+		}
+		for _, coll := range a.(algo.Collectives).Colls() {
+			for _, n := range []int{2, 3, 4, 5, 8, 17, 40} {
+				count := 4 * n
+				var want float64
+				for r := 0; r < n; r++ {
+					req := plan.Request{Coll: coll, Rank: r, Size: n, Count: count}
+					if coll == plan.Barrier {
+						req.Count = 0
+					}
+					if coll == plan.AlltoAllV {
+						req.Count = 0
+						for p := 0; p < n; p++ {
+							req.SendCounts = append(req.SendCounts, count)
+							req.RecvCounts = append(req.RecvCounts, count)
+							req.SendDispls = append(req.SendDispls, p*count)
+							req.RecvDispls = append(req.RecvDispls, p*count)
+						}
+					}
+					p, err := a.Build(req)
+					if err != nil {
+						t.Fatalf("%s/%s n=%d rank %d: %v", a.Name(), coll, n, r, err)
+					}
+					var h float64
+					for _, st := range p.Steps {
+						recvs := 0
+						for _, op := range st.Ops {
+							if op.Kind == plan.OpRecv || op.Kind == plan.OpRecvReduce {
+								recvs++
+							}
+						}
+						h += float64(max(recvs-1, 0))
+					}
+					want = max(want, h)
+				}
+				size := int64(count * 8)
+				switch coll {
+				case plan.AllGather, plan.ReduceScatter, plan.AlltoAll, plan.AlltoAllV:
+					size *= int64(n)
+				}
+				s, err := shapeOf(a.Name(), coll, Topo{Ranks: n, Servers: 1}, size)
+				if err != nil {
+					t.Fatalf("%s/%s n=%d: %v", a.Name(), coll, n, err)
+				}
+				if s.handoffs != want {
+					t.Errorf("%s/%s n=%d: model charges %v handoffs, the busiest rank's plan has %v", a.Name(), coll, n, s.handoffs, want)
+				}
+			}
+		}
+	}
+}

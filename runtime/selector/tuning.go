@@ -18,7 +18,7 @@ import (
 //	reduce.bandwidth 1e9     # bytes of one input reduced per second
 //	copy.bandwidth 2.5e9     # bytes copied locally per second
 //	step 500ns               # cost of a local step and of posting a message
-//	handoff 20us             # each message of a step beyond the first
+//	handoff 20us             # each receive of a step beyond the first
 //	cores 2                  # cores a server's ranks share
 //	wake 30us                # a round over shm when ranks outnumber cores
 //	channels.max 2
