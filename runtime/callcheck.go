@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"slices"
+
 	"github.com/hcclrun/hcclrun/runtime/plan"
 )
 
@@ -35,17 +37,97 @@ func needsCallCheck(p *plan.Plan) bool {
 	return true
 }
 
-// withCallCheck prepends an exchange of empty frames around the ring of
-// ranks: every rank sends one to rank+1 and receives one from rank-1, so
-// any disagreement on the call shows in the first step. It costs one small
-// message per rank, sent before the data moves.
-func withCallCheck(p *plan.Plan) *plan.Plan {
+// withCallCheck adds an exchange of empty frames around the ring of ranks:
+// every rank sends one to rank+1 and receives one from rank-1, so any
+// disagreement on the call shows before any rank can return. The frames
+// travel in the plan's first step when they can, not in a step of their
+// own, which cost a Broadcast's root a round trip before its data could
+// leave (8 bytes at np 2: 1.41 us, 0.78 with the frames in the first step).
+//
+// Where a frame goes is decided per pair, from both ranks' plans (planOf
+// builds another rank's plan of the same call), so that sender and
+// receiver decide alike (checkPlace). A step never holds two transfers
+// between the same pair (the executor would not keep their order).
+func withCallCheck(p *plan.Plan, planOf func(rank int) (*plan.Plan, error)) (*plan.Plan, error) {
 	n, r := p.Size, p.Rank
-	check := plan.Step{Ops: []plan.Op{
-		{Kind: plan.OpSend, Peer: (r + 1) % n},
-		{Kind: plan.OpRecv, Peer: (r - 1 + n) % n},
-	}}
+	next, prev := (r+1)%n, (r-1+n)%n
+	pn, err := planOf(next)
+	if err != nil {
+		return nil, err
+	}
+	pp, err := planOf(prev)
+	if err != nil {
+		return nil, err
+	}
+	var pre, first []plan.Op
+	if len(p.Steps) > 0 {
+		first = append(first, p.Steps[0].Ops...)
+	}
+	for _, c := range []struct {
+		place checkPlace
+		op    plan.Op
+	}{
+		{placeCheck(p, pn, r, next), plan.Op{Kind: plan.OpSend, Peer: next}},
+		{placeCheck(pp, p, prev, r), plan.Op{Kind: plan.OpRecv, Peer: prev}},
+	} {
+		switch c.place {
+		case checkInFirst:
+			first = append(first, c.op)
+		case checkBefore:
+			pre = append(pre, c.op)
+		}
+	}
 	q := *p
-	q.Steps = append([]plan.Step{check}, p.Steps...)
-	return &q
+	q.Steps = nil
+	if len(pre) > 0 {
+		q.Steps = append(q.Steps, plan.Step{Ops: pre})
+	}
+	q.Steps = append(q.Steps, plan.Step{Ops: first})
+	if len(p.Steps) > 1 {
+		q.Steps = append(q.Steps, p.Steps[1:]...)
+	}
+	return &q, nil
+}
+
+// checkPlace is where the check frame of one pair goes.
+type checkPlace uint8
+
+const (
+	// checkCovered: the first steps of both already carry a transfer
+	// from the sender to the receiver, whose frame is checked anyway.
+	checkCovered checkPlace = iota
+	// checkInFirst: neither first step has a transfer between them in
+	// that direction: the frame joins both first steps.
+	checkInFirst
+	// checkBefore: only one side's first step has one (their transfer
+	// comes in different steps): the frame goes in a step before.
+	checkBefore
+)
+
+// placeCheck says where the check frame from rank a (plan pa) to rank b
+// (plan pb) goes; both ranks compute the same answer.
+func placeCheck(pa, pb *plan.Plan, a, b int) checkPlace {
+	sends := firstStepHas(pa, b, plan.OpSend)
+	recvs := firstStepHas(pb, a, plan.OpRecv, plan.OpRecvReduce)
+	switch {
+	case sends && recvs:
+		return checkCovered
+	case !sends && !recvs:
+		return checkInFirst
+	}
+	return checkBefore
+}
+
+// firstStepHas reports whether p's first step has an op of one of kinds
+// with peer.
+func firstStepHas(p *plan.Plan, peer int, kinds ...plan.Kind) bool {
+	if len(p.Steps) == 0 {
+		return false
+	}
+	for _, o := range p.Steps[0].Ops {
+		if o.Peer == peer && slices.Contains(kinds, o.Kind) {
+			return true
+		}
+	}
+	return false
 }

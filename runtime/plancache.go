@@ -65,7 +65,14 @@ func (pc *planCache) get(alg plan.Algorithm, req *plan.Request) (*plan.Plan, err
 		return nil, err
 	}
 	if needsCallCheck(p) {
-		p = withCallCheck(p)
+		planOf := func(rank int) (*plan.Plan, error) {
+			other := *req
+			other.Rank = rank
+			return alg.Build(other)
+		}
+		if p, err = withCallCheck(p, planOf); err != nil {
+			return nil, err
+		}
 	}
 	if pc.plans == nil || len(pc.plans) >= maxCachedPlans {
 		pc.plans = make(map[planKey]*plan.Plan)
