@@ -15,7 +15,8 @@ func simulate(a plan.Algorithm, coll plan.Coll, n, perServer, count int) (*plan.
 	plans := make([]*plan.Plan, n)
 	ranks := make([]plan.SimRank, n)
 	for r := 0; r < n; r++ {
-		req := plan.Request{Coll: coll, Rank: r, Size: n, Count: count, PerServer: perServer}
+		req := testRequest(coll, r, n, count)
+		req.PerServer = perServer
 		sendLen, recvLen := count, count
 		switch coll {
 		case plan.AllGather:
@@ -25,16 +26,7 @@ func simulate(a plan.Algorithm, coll plan.Coll, n, perServer, count int) (*plan.
 		case plan.AlltoAll, plan.AlltoAllV:
 			sendLen, recvLen = n*count, n*count
 		case plan.Barrier:
-			req.Count, sendLen, recvLen = 0, 0, 0
-		}
-		if coll == plan.AlltoAllV {
-			req.Count = 0
-			for p := 0; p < n; p++ {
-				req.SendCounts = append(req.SendCounts, count)
-				req.RecvCounts = append(req.RecvCounts, count)
-				req.SendDispls = append(req.SendDispls, p*count)
-				req.RecvDispls = append(req.RecvDispls, p*count)
-			}
+			sendLen, recvLen = 0, 0
 		}
 		p, err := a.Build(req)
 		if err != nil {
@@ -47,6 +39,25 @@ func simulate(a plan.Algorithm, coll plan.Coll, n, perServer, count int) (*plan.
 		}
 	}
 	return plan.Simulate(plans, ranks, func(a, b int64) int64 { return a + b })
+}
+
+// testRequest is rank r's request of coll on n ranks, count elements each
+// (every block of an AlltoAllV, none for a Barrier).
+func testRequest(coll plan.Coll, r, n, count int) plan.Request {
+	req := plan.Request{Coll: coll, Rank: r, Size: n, Count: count}
+	switch coll {
+	case plan.Barrier:
+		req.Count = 0
+	case plan.AlltoAllV:
+		req.Count = 0
+		for p := 0; p < n; p++ {
+			req.SendCounts = append(req.SendCounts, count)
+			req.RecvCounts = append(req.RecvCounts, count)
+			req.SendDispls = append(req.SendDispls, p*count)
+			req.RecvDispls = append(req.RecvDispls, p*count)
+		}
+	}
+	return req
 }
 
 // TestShapeMatchesPlans holds the cost formulas to the plans: the latencies
@@ -167,20 +178,7 @@ func TestShapeHandoffs(t *testing.T) {
 				count := 4 * n
 				var want float64
 				for r := 0; r < n; r++ {
-					req := plan.Request{Coll: coll, Rank: r, Size: n, Count: count}
-					if coll == plan.Barrier {
-						req.Count = 0
-					}
-					if coll == plan.AlltoAllV {
-						req.Count = 0
-						for p := 0; p < n; p++ {
-							req.SendCounts = append(req.SendCounts, count)
-							req.RecvCounts = append(req.RecvCounts, count)
-							req.SendDispls = append(req.SendDispls, p*count)
-							req.RecvDispls = append(req.RecvDispls, p*count)
-						}
-					}
-					p, err := a.Build(req)
+					p, err := a.Build(testRequest(coll, r, n, count))
 					if err != nil {
 						t.Fatalf("%s/%s n=%d rank %d: %v", a.Name(), coll, n, r, err)
 					}
