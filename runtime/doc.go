@@ -23,9 +23,11 @@
 //     (collective, type, operator, root, count), the transfer's ordinal on
 //     its link and the segment's offset and length; a receiver that gets
 //     another frame than its plan expects fails with ErrMismatch. Rooted
-//     and empty plans start with an exchange of empty frames around the
-//     ring (callcheck.go), so that ranks that disagree always receive
-//     something from each other.
+//     and empty plans get an exchange of empty frames around the ring, in
+//     their first step where it fits (callcheck.go), so that ranks that
+//     disagree always receive something from each other. The rank table
+//     (table.go) tells how many ranks each server holds and, when the
+//     launcher bound them to CPUs, how many CPUs they share.
 //
 // # Joining and links
 //
