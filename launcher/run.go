@@ -111,7 +111,7 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 		if table, err = r.rankTable(jobID, addr); err == nil {
 			var data []byte
 			if data, err = table.Marshal(); err == nil {
-				r.cpus = rankCPUs(table)
+				r.cpus = tableCPUs(table)
 				r.env = JobEnv{ControlAddr: addr, JobID: jobID, JobKey: netio.EncodeKey(key)}
 				return ctl, data, nil
 			}
@@ -121,9 +121,9 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 	return nil, nil, err
 }
 
-// rankCPUs returns every rank's cpu_list from the table, parsed (the table
+// tableCPUs returns every rank's cpu_list from the table, parsed (the table
 // was generated from valid lists).
-func rankCPUs(t *ranktable.Table) [][]int {
+func tableCPUs(t *ranktable.Table) [][]int {
 	cpus := make([][]int, t.Size())
 	for rank := range cpus {
 		if _, d, err := t.Device(rank); err == nil {
