@@ -15,7 +15,7 @@ import (
 // line, then writes tail, and the producer takes head's line back for its
 // next commit. A ping-pong of one word between two threads, 16 slots
 // against a head/data/tail ring laid out as ours: 0.66-0.75 us a round
-// trip against 1.39-1.41 us (0.16 against 0.33 us in a quieter minute).
+// trip against 1.39-1.44 us (0.16 against 0.32-0.33 us in a quieter minute).
 //
 // A slot is 128 bytes, two cache lines that the adjacent-line prefetcher
 // moves together (one line or two measured the same):
