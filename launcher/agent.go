@@ -114,7 +114,8 @@ func (a *agent) handshake() error {
 		return fmt.Errorf("first frame has type %d, want hello", f.typ)
 	}
 	host, _ := os.Hostname()
-	ready := agentMsg{Version: agentProtoVersion, Hostname: host, Pid: os.Getpid()}
+	cpus, _ := allowedCPUs() // for the launcher's binding (bind.go); none leaves this host's ranks unbound
+	ready := agentMsg{Version: agentProtoVersion, Hostname: host, Pid: os.Getpid(), CPUs: cpus}
 	if f.msg.Version != agentProtoVersion {
 		ready.Err = fmt.Sprintf("agent speaks protocol %d, launcher %d: use the same hcclrun on every host", agentProtoVersion, f.msg.Version)
 		_ = a.fw.sendMsg(msgReady, ready)

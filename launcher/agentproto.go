@@ -84,7 +84,7 @@ type agentMsg struct {
 	Args     []string `json:"args,omitempty"`
 	Dir      string   `json:"dir,omitempty"`
 	Env      []string `json:"env,omitempty"`  // holds HCCL_JOB_KEY: never log a msgStart
-	CPUs     []int    `json:"cpus,omitempty"` // msgStart: bind the rank to these
+	CPUs     []int    `json:"cpus,omitempty"` // msgReady: the CPUs the agent may use; msgStart: bind the rank to these
 	Stdin    bool     `json:"stdin,omitempty"`
 	Data     []byte   `json:"data,omitempty"`
 	Signal   int      `json:"sig,omitempty"`

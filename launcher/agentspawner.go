@@ -128,7 +128,7 @@ func NewAgentSpawner(ctx context.Context, host string, link AgentLink, log *slog
 		}
 		return nil, fmt.Errorf("start agent on %s: %w", host, err)
 	}
-	s.agentHost, s.agentPid = m.Hostname, m.Pid
+	s.agentHost, s.agentPid, s.cpus = m.Hostname, m.Pid, m.CPUs
 	s.up.Store(true)
 	log.Debug("agent ready", "host", host, "hostname", m.Hostname, "pid", m.Pid)
 	go s.heartbeat()
@@ -142,6 +142,7 @@ type agentSpawner struct {
 	fw        *frameWriter
 	agentHost string
 	agentPid  int
+	cpus      []int // the CPUs the agent may use, as it reported them; nil: do not bind
 
 	ready, staged chan agentMsg
 	stopped       chan struct{} // closed by shutdown: the heartbeat stops

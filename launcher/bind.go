@@ -26,8 +26,8 @@ import (
 //     more ranks than CPUs is an error.
 //   - BindNone: no binding.
 //
-// Only the launcher's own host is bound: for a remote host the launcher
-// does not know the CPUs, and its ranks stay unbound.
+// Remote hosts are bound alike, from the CPUs their agent may use (it says
+// so in its ready message); the agent's spawner binds the ranks.
 
 // BindPolicy says how ranks are bound to CPUs.
 type BindPolicy uint8
@@ -63,19 +63,23 @@ func (b BindPolicy) String() string {
 	return "auto"
 }
 
-// bindCPUs returns the CPUs that the ranks of this machine, ranks of them,
-// are dealt out from (Host.CPUs), or nil to leave them unbound.
-func bindCPUs(p BindPolicy, ranks int) ([]int, error) {
+// bindCPUs returns the CPUs that the ranks of a host, ranks of them, are
+// dealt out from (Host.CPUs), or nil to leave them unbound. allowed are the
+// host's CPUs, nil for this process's own; where names the host in errors.
+func bindCPUs(p BindPolicy, ranks int, allowed []int, where string) ([]int, error) {
 	if p == BindNone {
 		return nil, nil
 	}
-	cpus, err := allowedCPUs()
-	if err != nil {
-		return nil, err
+	cpus := allowed
+	if cpus == nil {
+		var err error
+		if cpus, err = allowedCPUs(); err != nil {
+			return nil, err
+		}
 	}
 	if ranks > len(cpus) {
 		if p == BindCore {
-			return nil, usagef("--bind-to core: %d ranks on this machine, which has %d CPUs for them (use --bind-to none)", ranks, len(cpus))
+			return nil, usagef("--bind-to core: %d ranks on %s, which has %d CPUs for them (use --bind-to none)", ranks, where, len(cpus))
 		}
 		return nil, nil
 	}

@@ -128,3 +128,38 @@ func TestBindCoreOversubscribed(t *testing.T) {
 		t.Fatalf("Run: %v, want a usage error naming --bind-to none", err)
 	}
 }
+
+// TestBindAgentRanks: the ranks of a host reached through an agent are
+// bound too, from the CPUs the agent reported, one each when they are as
+// many as the CPUs; the rank table says so.
+func TestBindAgentRanks(t *testing.T) {
+	all, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	prog := `cp /proc/self/status "` + dir + `/rank-$HCCL_RANK"; cp "$HCCL_RANK_TABLE_FILE" "` + dir + `/table-$HCCL_RANK"`
+	job := &Job{Program: "/bin/sh", Args: []string{"-c", prog}, Hosts: []Host{agentHost(t, "node-a", len(all))}}
+	if res := runJob(t, job, 30*time.Second); res.err != nil {
+		t.Fatalf("Run: %v\n%s", res.err, res.stderr)
+	}
+	var seen []int
+	for r := range all {
+		got := affinityOf(t, filepath.Join(dir, "rank-"+strconv.Itoa(r)))
+		if len(got) != 1 || slices.Contains(seen, got[0]) {
+			t.Errorf("rank %d bound to %v (others: %v), want a CPU of its own", r, got, seen)
+		}
+		seen = append(seen, got...)
+		table, err := ranktable.ReadFile(filepath.Join(dir, "table-"+strconv.Itoa(r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, d, err := table.Device(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cpus, _ := d.CPUs(); !slices.Equal(cpus, got) {
+			t.Errorf("rank %d: the table says %v, the rank runs on %v", r, cpus, got)
+		}
+	}
+}

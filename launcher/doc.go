@@ -33,12 +33,12 @@
 //   - The output relay (output.go) keeps every line of every rank whole and,
 //     with tagging, prefixes it with the rank, as Open MPI's --tag-output does.
 //   - The rank environment (env.go) is the contract of DESIGN.md.
-//   - CPU binding (bind.go): the ranks of this machine are bound to CPUs as
-//     mpirun binds them (Job.Bind, --bind-to): each gets its block of the
-//     launcher's CPUs, written to the rank table's cpu_list, unless they
-//     outnumber the CPUs. The spawning thread takes the rank's binding just
-//     for the fork, so the rank inherits it; threads.go sets GOMAXPROCS for
-//     oversubscribed hosts.
+//   - CPU binding (bind.go): ranks are bound to CPUs as mpirun binds them
+//     (Job.Bind, --bind-to): each gets its block of its host's CPUs (the
+//     launcher's, or those a remote host's agent reported), written to the
+//     rank table's cpu_list, unless they outnumber the CPUs. The spawning
+//     thread takes the rank's binding just for the fork, so the rank
+//     inherits it; threads.go sets GOMAXPROCS for oversubscribed hosts.
 //
 // Failure semantics: the first rank that exits non-zero, dies by a signal or
 // loses its control connection while its process lives is the job's failure.

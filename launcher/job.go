@@ -184,21 +184,39 @@ func (j *Job) resolve(launch bool) (*resolved, error) {
 	return r, nil
 }
 
-// bindHosts gives this machine's host its CPUs under the job's binding
-// policy (bind.go), unless the caller set them. The hosts are copied first:
-// Run does not modify the Job.
+// bindHosts gives every host its CPUs under the job's binding policy
+// (bind.go), unless the caller set them: this machine's are the launcher's,
+// a remote host's those its agent reported. The hosts are copied first: Run
+// does not modify the Job.
 func (r *resolved) bindHosts() error {
 	r.hosts = append([]Host(nil), r.hosts...)
 	for i := range r.hosts {
 		h := &r.hosts[i]
-		ls, local := h.Spawner.(*LocalSpawner)
-		if h.Spawner == nil && len(r.hosts) == 1 && r.Job.Hosts == nil {
-			local = true // the ranktable command's view of a local job
-		}
-		if h.CPUs != nil || !local || (ls != nil && ls.agent) {
+		if h.CPUs != nil {
 			continue
 		}
-		cpus, err := bindCPUs(r.Bind, h.Ranks)
+		var allowed []int
+		where := "this machine"
+		switch sp := h.Spawner.(type) {
+		case *LocalSpawner:
+			if sp.agent {
+				continue // an agent's own spawner: its launcher decided
+			}
+			// allowed stays nil: the launcher's own CPUs
+		case *agentSpawner:
+			if sp.cpus == nil {
+				continue // an agent that did not say: unbound
+			}
+			allowed, where = sp.cpus, sp.host
+		case nil:
+			if len(r.hosts) > 1 || r.Job.Hosts != nil {
+				continue
+			}
+			// the ranktable command's view of a local job
+		default:
+			continue
+		}
+		cpus, err := bindCPUs(r.Bind, h.Ranks, allowed, where)
 		if err != nil {
 			return err
 		}

@@ -83,7 +83,7 @@ func launchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of ranks", DefaultText: "one per CPU"},
 		&cli.StringSliceFlag{Name: "x", Usage: "export `VAR` (or set VAR=value) in every rank; repeatable"},
 		&cli.BoolFlag{Name: "tag-output", Usage: "prefix every output line with [1,rank]<stdout>: or <stderr>:"},
-		&cli.StringFlag{Name: "bind-to", Value: "auto", Usage: "bind this machine's ranks to CPUs: `auto` (a block of the CPUs each unless they outnumber them), core (one CPU each) or none"},
+		&cli.StringFlag{Name: "bind-to", Value: "auto", Usage: "bind each host's ranks to CPUs: `auto` (a block of the host's CPUs each unless they outnumber them), core (one CPU each) or none"},
 		&cli.GenericFlag{Name: "timeout", Value: new(durationValue), Usage: "stop the job after `DURATION` (e.g. 90s, 10m; a bare number is seconds) and exit 124"},
 		&cli.GenericFlag{Name: "grace", Value: &durationValue{d: launcher.DefaultGrace}, Usage: "delay between SIGTERM and SIGKILL when the job is torn down (`DURATION`; 0 kills at once)"},
 		&cli.GenericFlag{Name: "abort-wait", Value: new(durationValue), Hidden: true, Usage: "after a failure, let ranks see the abort for DURATION before SIGTERM"},
