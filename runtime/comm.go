@@ -138,7 +138,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		p2pSeq:    make(map[int]uint64),
 		watchDone: make(chan struct{}),
 	}
-	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize), OnFailure: c.fail})
+	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize), OnFailure: c.fail, Poll: links.poll})
 	go c.watchControl()
 	log.Debug("joined", "size", job.Size, "local_rank", job.LocalRank, "local_size", job.LocalSize, "data_ip", ip)
 	return c, nil

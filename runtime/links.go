@@ -14,6 +14,7 @@ import (
 
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/ranktable"
+	"github.com/hcclrun/hcclrun/runtime/executor"
 	"github.com/hcclrun/hcclrun/runtime/topo"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
@@ -41,6 +42,7 @@ type linkManager struct {
 	noDirect   bool       // HCCL_SHM_DIRECT_DISABLE
 	facts      topo.Facts // this rank's
 	log        *slog.Logger
+	poll       executor.Poll // how the executor waits for several small receives, from the wait policy
 
 	mu         sync.Mutex
 	links      map[int]transport.Link
@@ -82,6 +84,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		spin, yield := waitPolicy(job.LocalSize, serverCPUs, facts.CPUs)
 		shm.SetSpin(spin)
 		shm.SetYield(yield)
+		m.poll = executor.Poll{Spin: spin, Yield: yield, YieldProcessor: shm.Yield}
 		if m.shm, err = shmlink.Listen(job.JobID, job.Rank, job.Key, log); err != nil {
 			tcp.Close()
 			return nil, fmt.Errorf("listen for shared-memory links: %w", err)

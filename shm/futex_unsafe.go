@@ -32,7 +32,9 @@ func futexWakeUp(w *atomic.Uint32, n int) {
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWake, uintptr(n), 0, 0, 0)
 }
 
-// osYield gives the processor to another runnable thread of the system, if
-// any (sched_yield). It does not block, so it bypasses the Go scheduler's
-// system-call bookkeeping.
-func osYield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+// Yield gives the processor to another runnable thread of the system, if
+// any (sched_yield): what the waiters of an oversubscribed host do between
+// looks (SetYield), and what a caller polling several rings should do
+// too. It does not block, so it bypasses the Go scheduler's system-call
+// bookkeeping.
+func Yield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }

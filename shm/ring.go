@@ -192,6 +192,19 @@ func (r *Ring) HasRoom(n int) bool {
 // a snapshot; either side may call it.
 func (r *Ring) Buffered() int { return int(r.head.Load() - r.tail.Load()) }
 
+// Unread returns, without waiting and without consuming anything, the
+// committed bytes the consumer has not read yet: the contiguous run from its
+// read position (which ends early where the data area wraps) and how many
+// there are in all. Only the consumer may call it; the run stays valid until
+// it releases those bytes.
+func (r *Ring) Unread() (run []byte, total int) {
+	r.rHead = r.head.Load()
+	avail := r.rHead - r.rTail
+	off := r.rTail & r.mask
+	n := min(avail, r.cap-off)
+	return r.data[off : off+n : off+n], int(avail)
+}
+
 // Close marks the ring closed, for this process and for the peer, and wakes
 // every waiter on both sides. Calls by this process then fail with
 // ErrClosed; the peer's consumer still reads what was committed before,

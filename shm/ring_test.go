@@ -372,3 +372,37 @@ func TestWakeThreshold(t *testing.T) {
 		})
 	}
 }
+
+// TestRingUnread checks that Unread shows what is committed and unread
+// without consuming it: all of it while contiguous, the run up to the end
+// of the data area and the full count where it wraps.
+func TestRingUnread(t *testing.T) {
+	ctx := testCtx(t, 10*time.Second)
+	const capacity = 4096
+	prod, cons := ringPair(t, capacity)
+	if run, total := cons.Unread(); len(run) != 0 || total != 0 {
+		t.Fatalf("empty ring: Unread %d bytes of %d", len(run), total)
+	}
+	first := pattern(capacity-100, 1)
+	if err := prod.Write(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if run, total := cons.Unread(); !bytes.Equal(run, first) || total != len(first) {
+		t.Fatalf("contiguous: Unread %d bytes of %d, want all %d", len(run), total, len(first))
+	}
+	if err := cons.Read(ctx, make([]byte, len(first))); err != nil {
+		t.Fatal(err)
+	}
+	wrapped := pattern(300, 2) // 100 bytes to the end of the data area, 200 from its start
+	if err := prod.Write(ctx, wrapped); err != nil {
+		t.Fatal(err)
+	}
+	run, total := cons.Unread()
+	if !bytes.Equal(run, wrapped[:100]) || total != len(wrapped) {
+		t.Fatalf("wrapped: Unread %d bytes of %d, want 100 of %d", len(run), total, len(wrapped))
+	}
+	got := make([]byte, len(wrapped))
+	if err := cons.Read(ctx, got); err != nil || !bytes.Equal(got, wrapped) {
+		t.Fatalf("reading after Unread: %v, same bytes %v", err, bytes.Equal(got, wrapped))
+	}
+}

@@ -112,7 +112,7 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 				return nil
 			}
 			goruntime.Gosched()
-			osYield()
+			Yield()
 		}
 	}
 	if s.wantWord != nil {

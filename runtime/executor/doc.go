@@ -11,9 +11,11 @@
 // link takes at once, either handed over in place (transport.Poster: shared
 // memory lets the peer copy transfers of up to postMax bytes straight out of
 // this rank's buffer) or small enough for the link's buffer
-// (transport.TrySender), then the step's local copies and reductions, then
-// one of the remaining ops; the others run on workers, one goroutine each,
-// kept between calls. A step of one send and one receive thus runs on one
+// (transport.TrySender), then the step's local copies and reductions. Of
+// several ops left, it takes the receives that have arrived whole as they
+// come, polling small ones for a while (arrived.go, transport.Arriver);
+// then it runs one of what remains, and the others run on workers, one
+// goroutine each, kept between calls. A step of one send and one receive thus runs on one
 // goroutine, which matters on machines with few cores: every extra thread
 // that must run is a hand-off through the scheduler. A step ends when its
 // ops are done and its peers have read what it posted (waitPosted), so the

@@ -61,6 +61,7 @@ type Executor struct {
 	workers   []*worker
 	stepWG    sync.WaitGroup
 	onFail    func(error)
+	poll      Poll
 
 	// Transfer ordinals of the current call, indexed by peer (grown on
 	// demand), and the peers whose ordinals the call touched, which the
@@ -77,6 +78,9 @@ type Config struct {
 	// that will never send, and the owner unblocks them by closing (or
 	// aborting) the links.
 	OnFailure func(error)
+	// Poll is how the calling goroutine waits for the small receives of a
+	// step with several (takeArrived).
+	Poll Poll
 }
 
 // New returns an executor for rank that reaches its peers through links.
@@ -90,6 +94,7 @@ func New(rank int, links Links, cfg Config) *Executor {
 		links:    links,
 		segBytes: seg,
 		onFail:   cfg.OnFailure,
+		poll:     cfg.Poll,
 		staging:  make(map[int][]byte),
 	}
 }
@@ -222,10 +227,18 @@ func (r *run) localStep(index int, s *plan.Step) error {
 	return nil
 }
 
-// runTasks runs the tasks of a step: the first on the calling goroutine,
-// the others on workers, and returns the first error.
+// runTasks runs the tasks of a step: of several, those that have arrived
+// on the calling goroutine as they come (takeArrived); then of what is
+// left the first on the calling goroutine, the others on workers. It
+// returns the first error.
 func (r *run) runTasks(ctx context.Context, tasks []*task) error {
 	e := r.e
+	if len(tasks) > 1 {
+		var err error
+		if tasks, err = r.takeArrived(ctx, tasks); err != nil {
+			return err
+		}
+	}
 	switch len(tasks) {
 	case 0:
 		return nil

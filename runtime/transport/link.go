@@ -69,6 +69,20 @@ type Poster interface {
 	WaitPosted(ctx context.Context) error
 }
 
+// Arriver is implemented by links that can tell, without waiting, that
+// their next frame has arrived whole (shared memory can). The executor
+// runs such receives on its calling goroutine, polling the small receives
+// of a step with several peers there instead of giving each a goroutine
+// that waits: on an oversubscribed host every extra runnable goroutine is
+// a trip through the scheduler.
+type Arriver interface {
+	// Arrived reports whether reading the next frame, header and
+	// payload, will not wait, and the payload length its header gives
+	// (-1 when the read will fail instead, or the link is between a
+	// header and its payload).
+	Arrived() (payload int, ok bool)
+}
+
 // FrameSizer is implemented by links that carry large transfers best in
 // frames of their own size rather than the executor's segment (TCP, where
 // a frame's header and system calls cost more than in shared memory, and

@@ -1,0 +1,42 @@
+package shmlink
+
+import "github.com/hcclrun/hcclrun/netio"
+
+// Arrived implements transport.Arriver: it reports whether the next frame
+// is here whole, in a fast box or committed to the ring with all of its
+// payload (or, for a payload left in the sender's memory, its reference),
+// so that RecvHeader and the payload's read that follow do not wait, and
+// the payload length its header gives. It does not consume anything. A link
+// that is closed, broken or between a header and its payload reports ok,
+// with length -1: the read that follows fails or goes on at once.
+func (l *Link) Arrived() (payload int, ok bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed.Load() || l.recvErr != nil || l.inFrame {
+		return -1, true
+	}
+	var h netio.Header
+	box, inRing := l.rx.NextFrame()
+	if box != nil {
+		if h.Decode(box) != nil {
+			return -1, true
+		}
+		return int(h.Len), true
+	}
+	if !inRing {
+		return 0, false
+	}
+	run, total := l.rx.Unread()
+	if len(run) < netio.HeaderSize {
+		return 0, false // a header split where the ring wraps: rare, read it the usual way
+	}
+	flags, err := h.DecodeFlagged(run)
+	if err != nil {
+		return -1, true
+	}
+	want := netio.HeaderSize + int(h.Len)
+	if flags != 0 {
+		want = netio.HeaderSize + directRefSize
+	}
+	return int(h.Len), total >= want
+}
