@@ -47,12 +47,19 @@ const (
 // taking can deadlock; what might wait it leaves to runTasks, which runs
 // every task left at once as before.
 func (r *run) takeArrived(ctx context.Context, tasks []*task) ([]*task, error) {
+	for _, t := range tasks {
+		// Once per step: the manager's lookup takes a lock.
+		t.arriver = nil
+		if t.op.Kind == plan.OpRecv || t.op.Kind == plan.OpRecvReduce {
+			t.arriver, _ = r.e.links.Open(t.op.Peer).(transport.Arriver)
+		}
+	}
 	poll := r.e.poll
 	var start time.Time
 	for i := 0; ; i++ {
 		left, pollable := tasks[:0], true
 		for _, t := range tasks {
-			switch r.arrival(t) {
+			switch arrivalOf(t, r.segment(0, len(t.dst))) {
 			case arrivedWhole:
 				if err := r.exec(ctx, t); err != nil {
 					return nil, err
@@ -70,38 +77,39 @@ func (r *run) takeArrived(ctx context.Context, tasks []*task) ([]*task, error) {
 		if i == 0 {
 			start = time.Now()
 		}
+		// Between looks: the Go scheduler only now and then (each
+		// Gosched takes its lock), the processor at every look once
+		// the spin is over, which is a system call anyway.
+		if i&7 == 7 {
+			if ctx.Err() != nil {
+				return tasks, nil // the workers' waits report it
+			}
+			goruntime.Gosched()
+		}
 		switch waited := time.Since(start); {
 		case waited < poll.Spin:
-			goruntime.Gosched()
 		case waited < poll.Spin+poll.Yield && poll.YieldProcessor != nil:
-			goruntime.Gosched()
 			poll.YieldProcessor()
 		default:
 			return tasks, nil
 		}
-		if err := ctx.Err(); err != nil {
-			return tasks, nil // the workers' waits report it
-		}
 	}
 }
 
-// arrival classifies t for takeArrived.
-func (r *run) arrival(t *task) arrival {
-	if t.op.Kind != plan.OpRecv && t.op.Kind != plan.OpRecvReduce {
+// arrivalOf classifies t for takeArrived; seg is the length of its first
+// segment.
+func arrivalOf(t *task, seg int) arrival {
+	if t.arriver == nil {
 		return needsWaiting
 	}
-	a, ok := r.e.links.Open(t.op.Peer).(transport.Arriver)
-	if !ok {
-		return needsWaiting
-	}
-	switch n, ok := a.Arrived(); {
+	switch n, ok := t.arriver.Arrived(); {
 	case ok && (n == len(t.dst) || n < 0):
 		// The transfer in one frame, or a read that fails at once.
 		return arrivedWhole
 	case ok:
 		// Part of a longer transfer, or a frame exec will reject.
 		return needsWaiting
-	case r.segment(0, len(t.dst)) == len(t.dst):
+	case seg == len(t.dst):
 		return notYet
 	}
 	return needsWaiting

@@ -55,18 +55,21 @@ func TestStepTakesArrived(t *testing.T) {
 		block   int
 		poll    Poll
 		late    time.Duration // ranks n-2 and n-1 start this much later
-		workers func(rank int) int
+		workers func(rank int) (lo, hi int) // how many workers the rank may start
 	}{
-		{"small, all arrive in the poll", 8, Poll{Spin: 20 * time.Second}, 0, func(int) int { return 0 }},
-		{"empty, all arrive in the poll", 0, Poll{Spin: 20 * time.Second}, 0, func(int) int { return 0 }},
+		{"small, all arrive in the poll", 8, Poll{Spin: 20 * time.Second}, 0, func(int) (int, int) { return 0, 0 }},
+		{"empty, all arrive in the poll", 0, Poll{Spin: 20 * time.Second}, 0, func(int) (int, int) { return 0, 0 }},
 		{"small, two peers after the poll", 8, Poll{Spin: time.Millisecond, Yield: time.Millisecond, YieldProcessor: func() {}}, 200 * time.Millisecond,
-			func(r int) int {
+			func(r int) (int, int) {
 				if r >= n-2 {
-					return -1 // they may find everything there already, or not
+					return 0, n - 2 // they may find everything there already, or not
 				}
-				return 1 // the late peers' receives are left to runTasks: one on the caller, one on a worker
+				// The late peers' receives are left to runTasks, one on
+				// the caller and one on a worker; on a loaded machine the
+				// other early peer's may be missing too.
+				return 1, n - 2
 			}},
-		{"several frames each", 3*seg + 8, Poll{Spin: 20 * time.Second}, 0, func(int) int { return n - 2 }},
+		{"several frames each", 3*seg + 8, Poll{Spin: 20 * time.Second}, 0, func(int) (int, int) { return n - 2, n - 2 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -109,8 +112,8 @@ func TestStepTakesArrived(t *testing.T) {
 						t.Errorf("rank %d got %v from rank %d, want %v", r, got, q, bufs[q].Send)
 					}
 				}
-				if want, got := tt.workers(r), len(execs[r].workers); want >= 0 && got != want {
-					t.Errorf("rank %d started %d workers, want %d", r, got, want)
+				if lo, hi := tt.workers(r); len(execs[r].workers) < lo || len(execs[r].workers) > hi {
+					t.Errorf("rank %d started %d workers, want %d to %d", r, len(execs[r].workers), lo, hi)
 				}
 			}
 		})

@@ -143,7 +143,8 @@ type task struct {
 	src, dst []byte
 	sent     int // bytes of src that tryInline sent; exec sends the rest
 	err      error
-	pieces   pieceReducer // RecvReduce straight from a link's buffer
+	pieces   pieceReducer      // RecvReduce straight from a link's buffer
+	arriver  transport.Arriver // a receive's link, when it can say a frame arrived (takeArrived)
 	// Headers handed to links through interfaces escape; keeping them in
 	// the task keeps them off the per-call heap.
 	sendHdr, recvHdr netio.Header
