@@ -54,7 +54,7 @@ func TestStepTakesArrived(t *testing.T) {
 		name    string
 		block   int
 		poll    Poll
-		late    time.Duration // ranks n-2 and n-1 start this much later
+		late    time.Duration               // ranks n-2 and n-1 start this much later
 		workers func(rank int) (lo, hi int) // how many workers the rank may start
 	}{
 		{"small, all arrive in the poll", 8, Poll{Spin: 20 * time.Second}, 0, func(int) (int, int) { return 0, 0 }},
