@@ -79,7 +79,7 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	f[fitGamma] = s.reduce / float64(gain) * share
 	f[fitCopy] = s.copy / float64(gain) * share
 	f[fitStep] = s.local + s.msgs*float64(nc)
-	if over {
+	if over && s.maxOp > float64(m.PollMax) {
 		f[fitHandoff] = s.handoffs * float64(nc)
 	}
 	return f

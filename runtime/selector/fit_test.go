@@ -201,3 +201,30 @@ func TestFitNegativeKeepsBase(t *testing.T) {
 		}
 	}
 }
+
+// TestPollMaxDropsHandoffs: with ranks outnumbering cores, a mesh step's
+// extra receives cost a handoff each only when its transfers are larger
+// than PollMax (the executor polls smaller ones on one goroutine).
+func TestPollMaxDropsHandoffs(t *testing.T) {
+	m := DefaultModel()
+	m.Cores = 2
+	topo := Topo{4, 1}
+	for _, tt := range []struct {
+		bytes    int64
+		handoffs bool
+	}{
+		{8, false}, {4 * m.PollMax, false}, {4*m.PollMax + 4, true}, {16 << 20, true},
+	} {
+		s, err := shapeOf("mesh", plan.AllGather, topo, tt.bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.handoffs == 0 {
+			t.Fatalf("mesh AllGather of %d bytes at np 4 has no extra receives", tt.bytes)
+		}
+		f := m.terms(s, topo, 1)
+		if got := f[fitHandoff] > 0; got != tt.handoffs {
+			t.Errorf("mesh AllGather of %d bytes (transfers of %v) at np 4 on 2 cores: handoff term %v, want charged %v", tt.bytes, s.maxOp, f[fitHandoff], tt.handoffs)
+		}
+	}
+}

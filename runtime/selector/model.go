@@ -55,6 +55,11 @@ type Model struct {
 	// step's sends that fit go out inline, without a worker, so a mesh
 	// Broadcast's root pays none. With a core per rank, Step covers it.
 	Handoff time.Duration
+	// PollMax is the largest transfer whose receive pays no Handoff: the
+	// executor polls a step's receives of one frame on its calling
+	// goroutine (runtime/executor/arrived.go) and hands only longer ones
+	// to workers.
+	PollMax int64
 
 	// Cores is how many cores a server's ranks share; 0 means as many as
 	// ranks. With more ranks than cores on a server, byte work is slowed
@@ -99,6 +104,12 @@ func DefaultModel() Model {
 		Copy:    1 / 2.1e10,
 		Step:    175 * time.Nanosecond,
 		Handoff: 12600 * time.Nanosecond,
+		// Fitted on the calibration after the executor's poll (cal7 in
+		// docs/selector.md): 32 to 128 KiB choose alike, 256 KiB (the
+		// executor's default segment, the poll's bound in the code) one
+		// point worse, no bound (the model before the poll) 24 clear
+		// misses instead of 12.
+		PollMax: 128 << 10,
 		Cores:   goruntime.NumCPU(),
 		Wake:    6500 * time.Nanosecond,
 		// The executor runs one channel and cuts transfers into

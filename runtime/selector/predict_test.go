@@ -158,6 +158,7 @@ channels.max 3
 channels.minbytes 1M
 segment.max 1M
 handoff 7us
+poll.max 64K
 wake 40us
 cores 3
 `
@@ -169,7 +170,7 @@ cores 3
 	if m.Links[Shm].Alpha != 2*time.Microsecond || m.Links[Net].Beta != 1e-9 || m.Links[Net].Parallel != 4 ||
 		m.Gamma != 1/4e9 || m.MaxChannels != 3 || m.MinChannelBytes != 1<<20 || m.MaxSegment != 1<<20 ||
 		m.Links[Net].Alpha != d.Links[Net].Alpha || m.Copy != d.Copy ||
-		m.Handoff != 7*time.Microsecond || m.Wake != 40*time.Microsecond || m.Cores != 3 {
+		m.Handoff != 7*time.Microsecond || m.PollMax != 64<<10 || m.Wake != 40*time.Microsecond || m.Cores != 3 {
 		t.Errorf("parsed %+v", m)
 	}
 	for _, bad := range []struct{ in, want string }{

@@ -19,6 +19,7 @@ import (
 //	copy.bandwidth 2.5e9     # bytes copied locally per second
 //	step 500ns               # cost of a local step and of posting a message
 //	handoff 20us             # each receive of a step beyond the first
+//	poll.max 128K            # the largest transfer that pays no handoff
 //	cores 2                  # cores a server's ranks share
 //	wake 30us                # a round over shm when ranks outnumber cores
 //	channels.max 2
@@ -109,6 +110,8 @@ func (m *Model) set(key, val string) error {
 		return dur(&m.Step)
 	case "handoff":
 		return dur(&m.Handoff)
+	case "poll.max":
+		return size(&m.PollMax)
 	case "wake":
 		return dur(&m.Wake)
 	case "cores":
