@@ -17,7 +17,9 @@ var summaryRE = regexp.MustCompile(`^hcclrun: rank \d+ \(pid \d+ on \S+\) exited
 // every rank fails: at least one with ErrMismatch showing both calls and
 // both ranks, the rest with ErrMismatch or ErrAborted; no rank finishes
 // silently; hcclrun exits 3 (the first rank out had ErrMismatch) or 4 (it
-// read the abort).
+// read the abort). A rank whose own peers in the call all agreed with it
+// may return from the call (runtime/callcheck.go says why) and then fail in
+// its next one, whose ErrMismatch names rank 2's call.
 func TestMismatchedCalls(t *testing.T) {
 	for _, tc := range []struct {
 		what  string
@@ -58,11 +60,16 @@ func TestMismatchedCalls(t *testing.T) {
 						t.Errorf("rank %d: %q does not name rank 2 and another rank", r, e.msg)
 						continue
 					}
-					if !strings.Contains(e.msg, tc.calls[0]) || !strings.Contains(e.msg, tc.calls[1]) {
-						t.Errorf("rank %d: %q does not show both %q and %q", r, e.msg, tc.calls[0], tc.calls[1])
-						continue
+					odd, others := tc.calls[0], tc.calls[1]
+					next := regexp.MustCompile(` #6 but rank 2 called ` + regexp.QuoteMeta(odd) + `$`)
+					switch {
+					case strings.Contains(e.msg, odd) && strings.Contains(e.msg, others):
+						shown++
+					case r != 2 && next.MatchString(e.msg):
+						// It returned from call #5 and failed in #6.
+					default:
+						t.Errorf("rank %d: %q does not show both %q and %q", r, e.msg, odd, others)
 					}
-					shown++
 				case "aborted":
 				default:
 					t.Errorf("rank %d: %s %q, want ErrMismatch or ErrAborted", r, e.class, e.msg)

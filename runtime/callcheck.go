@@ -38,8 +38,15 @@ func needsCallCheck(p *plan.Plan) bool {
 }
 
 // withCallCheck adds an exchange of empty frames around the ring of ranks:
-// every rank sends one to rank+1 and receives one from rank-1, so any
-// disagreement on the call shows before any rank can return. The frames
+// every rank sends one to rank+1 and receives one from rank-1, so some rank
+// fails the call wherever there is a disagreement on it: among ranks that
+// disagree on it, two neighbours in the ring do. It is not a barrier: a
+// rank whose peers in the call (its ring neighbours among them) all agree
+// with it may return, and it fails in a later call, on the disagreeing
+// rank's frames still waiting in its links or on the job's abort (never
+// with another rank's data: it received only from ranks that agreed). A
+// guarantee that no rank returns would cost a dissemination's log2(n)
+// rounds in every rooted call. The frames
 // travel in the plan's first step when they can, not in a step of their
 // own, which cost a Broadcast's root a round trip before its data could
 // leave (Broadcast of 8 bytes at np 2: 1.41 us, 0.79 with the frames in
