@@ -36,7 +36,7 @@
 // destination, then releases them ([Ring.Release], or [Ring.Read]).
 //
 // Beside its data area, a ring's header page holds 16 fast boxes: slots of
-// 128 bytes, each with a sequence word next to a frame of up to
+// 128 bytes, each with an announcing word next to a frame of up to
 // [FastFrameMax] bytes ([Ring.FastSlot], [Ring.CommitFast]). The consumer
 // learns of a boxed frame and fetches it in one cache-line transfer where
 // the ring needs about twice as many (fastbox.go has the measurements).

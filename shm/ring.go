@@ -36,7 +36,7 @@ const (
 	RingHeaderSize = 4096
 
 	ringMagic   = 0x474e5248 // "HRNG"
-	ringVersion = 3
+	ringVersion = 4
 
 	// MinRingCapacity is the smallest data area NewRing accepts. Anything
 	// smaller than a frame header would make every frame wrap.
