@@ -18,14 +18,19 @@ func TestCrashKillsEverything(t *testing.T) {
 	if _, err := e.Run(ctx, "exec", h, "sh", "-c", "setsid sleep 300 </dev/null >/dev/null 2>&1 & touch /dev/shm/hct-test"); err != nil {
 		t.Fatal(err)
 	}
+	// A new pid, not more pids: a process of the host listed before (an
+	// sshd session of the last command, say) may have exited since, and
+	// counting then missed the sleep (it failed so in CI once: 3 pids
+	// before, 3 during).
 	var during []int
+	isNew := func(p int) bool { return !slices.Contains(before, p) }
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if during = e.Pids(t, h); len(during) > len(before) {
+		if during = e.Pids(t, h); slices.ContainsFunc(during, isNew) {
 			break
 		}
 	}
-	if len(during) <= len(before) {
-		t.Fatalf("the setsid sleep did not show up on %s: pids %v", h, during)
+	if !slices.ContainsFunc(during, isNew) {
+		t.Fatalf("the setsid sleep did not show up on %s: pids %v, before %v", h, during, before)
 	}
 	e.Crash(t, h)
 	if left := e.Pids(t, h); len(left) != 0 {
