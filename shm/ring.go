@@ -326,7 +326,7 @@ func (r *Ring) Write(ctx context.Context, p []byte) error {
 		if err != nil {
 			return err
 		}
-		n := copy(b, p)
+		n := copyBytes(b, p)
 		r.Commit(n)
 		p = p[n:]
 	}
@@ -401,7 +401,7 @@ func (r *Ring) Read(ctx context.Context, p []byte) error {
 		if err != nil {
 			return err
 		}
-		n := copy(p, b)
+		n := copyBytes(p, b)
 		r.Release(n)
 		p = p[n:]
 	}

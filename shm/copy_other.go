@@ -1,0 +1,8 @@
+//go:build !amd64 || noasm || !gc
+
+package shm
+
+// Without assembly copyBytes is Go's copy (copy.go).
+const hasRepMovsb = false
+
+func repMovsb(dst, src *byte, n uintptr) { panic("shm: repMovsb without assembly") }
