@@ -142,13 +142,16 @@ func ourShm(t *testing.T) []string {
 // seconds with an error naming what happened, and /dev/shm holds nothing
 // of ours afterwards.
 func TestRankKilled(t *testing.T) {
-	for _, tr := range []struct{ name, env string }{
-		{"shm", "HCCL_SHM_DISABLE=0"},
-		{"shm read in place", outOfPlaceEnv + "=1"},
-		{"tcp", "HCCL_SHM_DISABLE=1"},
+	for _, tr := range []struct {
+		name string
+		env  []string
+	}{
+		{"shm", []string{"HCCL_SHM_DISABLE=0"}},
+		{"shm read in place", []string{outOfPlaceEnv + "=1", "HCCL_SHM_DIRECT=1"}},
+		{"tcp", []string{"HCCL_SHM_DISABLE=1"}},
 	} {
 		t.Run(tr.name, func(t *testing.T) {
-			procs, _ := startRankProcs(t, 3, tr.env)
+			procs, _ := startRankProcs(t, 3, tr.env...)
 			for _, p := range procs {
 				p.waitLine(t, "ready", 30*time.Second)
 			}

@@ -44,8 +44,9 @@
 // (WaitPosted waits for that). One copy instead of two, none on the sender's
 // core. Each side proves at set-up that it can read the other's memory
 // (direct.go); where the kernel refuses, or DialConfig.NoDirect says so
-// (HCCL_SHM_DIRECT_DISABLE=1 in the runtime), everything goes through the
-// rings. The kernel refuses, for instance, under Yama's ptrace_scope 1
+// (the runtime's default: only HCCL_SHM_DIRECT=1 turns in-place reads on,
+// since the rings copy with REP MOVSB and beat them, runtime/env.go has
+// the figures), everything goes through the rings. The kernel refuses, for instance, under Yama's ptrace_scope 1
 // (Ubuntu's default: a process may read only its descendants, and ranks are
 // siblings), for ranks of different users, and for non-dumpable processes;
 // Open MPI's CMA has the same limits. The runtime logs at DEBUG whether a
