@@ -119,9 +119,11 @@ func TestMismatchedCalls(t *testing.T) {
 				switch {
 				case err == nil:
 					// A rank may finish its part before the others notice;
-					// its next call must then fail.
-					if err := barrier(ctx, j.comms[r]); !errors.Is(err, hccl.ErrAborted) {
-						t.Errorf("rank %d: succeeded, and its next call returned %v, want ErrAborted", r, err)
+					// its next call must then fail: aborted, or mismatched
+					// when it reads the odd rank's frames of this call first
+					// (a mesh Barrier does at once; runtime/callcheck.go).
+					if err := barrier(ctx, j.comms[r]); !errors.Is(err, hccl.ErrAborted) && !errors.Is(err, hccl.ErrMismatch) {
+						t.Errorf("rank %d: succeeded, and its next call returned %v, want ErrAborted or ErrMismatch", r, err)
 					}
 				case errors.Is(err, hccl.ErrMismatch):
 					mismatches++
