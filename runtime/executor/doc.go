@@ -9,8 +9,9 @@
 //
 // The calling goroutine runs what needs no waiting first: the sends a
 // link takes at once, either handed over in place (transport.Poster: shared
-// memory lets the peer copy transfers of up to postMax bytes straight out of
-// this rank's buffer) or small enough for the link's buffer
+// memory can let the peer copy transfers of up to postMax bytes straight out
+// of this rank's buffer, where the runtime turns that on) or small enough
+// for the link's buffer
 // (transport.TrySender), then the step's local copies and reductions. Of
 // several ops left, it takes the receives that have arrived whole as they
 // come, polling small ones for a while (arrived.go, transport.Arriver);

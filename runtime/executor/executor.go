@@ -306,7 +306,10 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 // buffers are out of the cache, against 17 GB/s for a copy in user space,
 // so the ring's two copies through cache-resident memory overtake the one
 // copy at 8 MiB transfers (AlltoAll and ReduceScatter of 16 MiB at np 2:
-// 1.4-1.8 ms either way; at 2 to 8 MiB posting was 2-3x faster).
+// 1.4-1.8 ms either way; at 2 to 8 MiB posting was 2-3x faster). Those
+// figures are of rings that copied with Go's copy: since they copy with
+// REP MOVSB (shm/copy.go) the rings win at every size, and the runtime
+// posts only where HCCL_SHM_DIRECT=1 asks for it (runtime/env.go).
 const postMax = 4 << 20
 
 // posted is a link that a step posted payloads to (transport.Poster).
