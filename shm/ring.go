@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 	"sync/atomic"
+
+	"github.com/hcclrun/hcclrun/memcopy"
 )
 
 // Ring header layout, in bytes from the start of the ring. The producer's
@@ -326,7 +328,7 @@ func (r *Ring) Write(ctx context.Context, p []byte) error {
 		if err != nil {
 			return err
 		}
-		n := copyBytes(b, p)
+		n := memcopy.Copy(b, p)
 		r.Commit(n)
 		p = p[n:]
 	}
@@ -401,7 +403,7 @@ func (r *Ring) Read(ctx context.Context, p []byte) error {
 		if err != nil {
 			return err
 		}
-		n := copyBytes(p, b)
+		n := memcopy.Copy(p, b)
 		r.Release(n)
 		p = p[n:]
 	}

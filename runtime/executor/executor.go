@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/hcclrun/hcclrun/memcopy"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/transport"
@@ -308,7 +309,7 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 // copy at 8 MiB transfers (AlltoAll and ReduceScatter of 16 MiB at np 2:
 // 1.4-1.8 ms either way; at 2 to 8 MiB posting was 2-3x faster). Those
 // figures are of rings that copied with Go's copy: since they copy with
-// REP MOVSB (shm/copy.go) the rings win at every size, and the runtime
+// REP MOVSB (memcopy) the rings win at every size, and the runtime
 // posts only where HCCL_SHM_DIRECT=1 asks for it (runtime/env.go).
 const postMax = 4 << 20
 
@@ -496,7 +497,7 @@ func (r *run) local(t *task) {
 	if t.op.Kind == plan.OpReduce {
 		r.call.Kernel(t.dst, t.dst, t.src)
 	} else if len(t.dst) > 0 && &t.dst[0] != &t.src[0] {
-		copy(t.dst, t.src)
+		memcopy.Copy(t.dst, t.src)
 	}
 }
 

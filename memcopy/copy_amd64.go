@@ -1,6 +1,6 @@
 //go:build !noasm && gc
 
-package shm
+package memcopy
 
 import "golang.org/x/sys/cpu"
 

@@ -1,0 +1,63 @@
+package memcopy
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestCopy holds Copy to copy over lengths on both sides of
+// repMovsbMin and misaligned starts, with bytes around the destination
+// that must stay untouched.
+func TestCopy(t *testing.T) {
+	src := pattern(1<<20+64, 7)
+	for _, n := range []int{0, 1, 7, 63, 4095, repMovsbMin, repMovsbMin + 1, 65536 + 3, 1 << 20} {
+		for _, off := range [][2]int{{0, 0}, {1, 0}, {0, 3}, {5, 13}, {8, 24}} {
+			so, do := off[0], off[1]
+			dst := bytes.Repeat([]byte{0xee}, n+do+32)
+			got := Copy(dst[do:do+n], src[so:so+n+9]) // src longer: copies len(dst)
+			if got != n {
+				t.Fatalf("n %d, offsets %v: copied %d", n, off, got)
+			}
+			if !bytes.Equal(dst[do:do+n], src[so:so+n]) {
+				t.Fatalf("n %d, offsets %v: wrong bytes", n, off)
+			}
+			for i, b := range append(dst[:do:do], dst[do+n:]...) {
+				if b != 0xee {
+					t.Fatalf("n %d, offsets %v: byte %d outside the destination written", n, off, i)
+				}
+			}
+		}
+	}
+	if n := Copy(make([]byte, 10), src[:5]); n != 5 {
+		t.Fatalf("a shorter source: copied %d, want 5", n)
+	}
+	t.Logf("REP MOVSB in use: %v", hasRepMovsb)
+}
+
+// TestCopyOverlapping holds Copy to copy overlapping ranges as copy does,
+// in both directions: REP MOVSB would smear a forward overlap.
+func TestCopyOverlapping(t *testing.T) {
+	for _, shift := range []int{-4097, -8, -1, 1, 8, 4097} {
+		n := 64 << 10
+		buf := pattern(n+16384, 3)
+		want := append([]byte(nil), buf...)
+		so, do := 8192, 8192+shift
+		copy(want[do:do+n], want[so:so+n])
+		if got := Copy(buf[do:do+n], buf[so:so+n]); got != n {
+			t.Fatalf("shift %d: copied %d", shift, got)
+		}
+		if !bytes.Equal(buf, want) {
+			t.Fatalf("shift %d: overlapping copy differs from copy's", shift)
+		}
+	}
+}
+
+func pattern(n int, seed uint64) []byte {
+	p := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, 1))
+	for i := range p {
+		p[i] = byte(r.Uint32())
+	}
+	return p
+}
