@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
 )
 
@@ -36,27 +37,63 @@ type Knobs struct {
 	Debug        string // HCCL_DEBUG: WARN, INFO or TRACE
 	SocketIfname string // HCCL_SOCKET_IFNAME
 	ShmDisable   bool   // HCCL_SHM_DISABLE=1
-	// HCCL_SHM_DIRECT=1: large payloads (256 KiB to 4 MiB, from the send
-	// buffer) between ranks of one server are read in place from the
-	// sender's memory (process_vm_readv, see shmlink's direct.go) instead
-	// of going through the shm rings. Off by default: since the rings copy
-	// with REP MOVSB (shm/copy.go) they are faster at every size on the
-	// project's machine (np 2, ring against in place, four interleaved
-	// runs each, medians out of place: AllReduce 1 MiB 79 against 135 us,
-	// AllGather 1 MiB 35 against 48, Broadcast 1 MiB 33 against 72,
-	// ReduceScatter 1 MiB 45 against 75; three runs each at 256 KiB and
-	// 4 MiB: as fast or faster too, Broadcast 4 MiB 108 against 268).
-	ShmDirect bool
-	// HCCL_SHM_DIRECT_DISABLE=1 keeps payloads out of in-place reads
-	// whatever HCCL_SHM_DIRECT says (the default since HCCL_SHM_DIRECT).
-	ShmDirectDisable bool
+	// ShmDirect says which payloads between ranks of one server are read
+	// in place from the sender's memory (process_vm_readv, see shmlink's
+	// direct.go) instead of going through the shm rings: payloads of 256
+	// KiB to 4 MiB from the caller's send buffer, of the collectives
+	// directMode.posts names. HCCL_SHM_DIRECT=1 posts those of every
+	// collective, HCCL_SHM_DIRECT=0 (or HCCL_SHM_DIRECT_DISABLE=1) none.
+	ShmDirect        directMode
+	ShmDirectDisable bool          // HCCL_SHM_DIRECT_DISABLE=1, kept for scripts that set it
 	BuffSize         int           // HCCL_BUFFSIZE: staging bytes per link (0: default)
 	ConnectTimeout   time.Duration // HCCL_CONNECT_TIMEOUT: bound of Init
 	ExecTimeout      time.Duration // HCCL_EXEC_TIMEOUT: bound of one collective (0: none)
 }
 
-// readsDirect says whether shm links read large payloads in place.
-func (k Knobs) readsDirect() bool { return k.ShmDirect && !k.ShmDirectDisable }
+// directMode is HCCL_SHM_DIRECT: which collectives hand large payloads
+// over in place.
+type directMode int
+
+const (
+	// directCopied, the default, posts the payloads of the collectives
+	// whose receivers only copy what they receive: AllGather, AlltoAll
+	// and AlltoAllV, where every rank sends and receives at once, so that
+	// through the rings each rank copies twice (its send in, its receive
+	// out) and in place once (the kernel copies from the peer straight
+	// into the destination). Measured on the KVM machine of 2026-12-02
+	// (np 2, interleaved runs, medians out of place, in its slower
+	// placement; see docs/performance.md): AllGather 1 MiB 38.0 against
+	// 27.9 us in place, 4 MiB 173 against 136, AlltoAll 1 MiB 39.1
+	// against 27.8, AlltoAllV 1 MiB 48.2 against 31.9; in its faster
+	// placement as fast either way. The reductions stay in the rings,
+	// where the receiver reduces straight from shared memory instead of
+	// first copying the payload out (AllReduce 1 MiB 59.8 against 79.0,
+	// Reduce 1 MiB 34.1 against 56.9), and so does Broadcast, whose root
+	// only sends and leaf only receives, so the ring's two copies run at
+	// once (1 MiB 29.7 against 31.2, 4 MiB 116 against 122).
+	directCopied directMode = iota
+	directAll               // HCCL_SHM_DIRECT=1: every collective
+	directNone              // HCCL_SHM_DIRECT=0: none; the links do not even probe
+)
+
+// posts reports whether calls of coll hand payloads over in place.
+func (m directMode) posts(coll plan.Coll) bool {
+	switch m {
+	case directAll:
+		return true
+	case directCopied:
+		return coll == plan.AllGather || coll == plan.AlltoAll || coll == plan.AlltoAllV
+	}
+	return false
+}
+
+// shmDirect is the mode in force: HCCL_SHM_DIRECT_DISABLE=1 wins.
+func (k Knobs) shmDirect() directMode {
+	if k.ShmDirectDisable {
+		return directNone
+	}
+	return k.ShmDirect
+}
 
 // Defaults when the environment says nothing.
 const (
@@ -120,7 +157,6 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 		dst  *bool
 	}{
 		{"HCCL_SHM_DISABLE", &k.ShmDisable},
-		{"HCCL_SHM_DIRECT", &k.ShmDirect},
 		{"HCCL_SHM_DIRECT_DISABLE", &k.ShmDirectDisable},
 	} {
 		switch s := getenv(f.name); s {
@@ -130,6 +166,15 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 		default:
 			return Knobs{}, fmt.Errorf("%s=%q: want 0 or 1", f.name, s)
 		}
+	}
+	switch s := getenv("HCCL_SHM_DIRECT"); s {
+	case "":
+	case "0":
+		k.ShmDirect = directNone
+	case "1":
+		k.ShmDirect = directAll
+	default:
+		return Knobs{}, fmt.Errorf("HCCL_SHM_DIRECT=%q: want 0 or 1", s)
 	}
 	if s := getenv("HCCL_BUFFSIZE"); s != "" {
 		n, err := selector.ParseBytes(s)

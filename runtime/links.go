@@ -39,7 +39,7 @@ type linkManager struct {
 	tcp        *netio.Listener
 	shm        *shmlink.Listener // nil when shared memory is disabled
 	ringBytes  int
-	noDirect   bool       // unless HCCL_SHM_DIRECT=1 (and not HCCL_SHM_DIRECT_DISABLE=1)
+	noDirect   bool       // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
 	facts      topo.Facts // this rank's
 	log        *slog.Logger
 	poll       executor.Poll // how the executor waits for several small receives, from the wait policy
@@ -69,7 +69,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	}
 	m := &linkManager{
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
-		ringBytes: knobs.BuffSize, noDirect: !knobs.readsDirect(), facts: facts,
+		ringBytes: knobs.BuffSize, noDirect: knobs.shmDirect() == directNone, facts: facts,
 		links:     make(map[int]transport.Link),
 		arrived:   make(map[int]chan struct{}),
 		dialing:   make(map[int]*pendingDial),

@@ -34,6 +34,10 @@ type Call struct {
 	// Kernel computes dst = a op b elementwise over bytes; nil when the
 	// collective does not reduce.
 	Kernel func(dst, a, b []byte)
+	// Post lets the sends from the caller's send buffer be handed over in
+	// place, to links that can (transport.Poster); otherwise they are
+	// copied into the links' buffers.
+	Post bool
 }
 
 // Buffers are the caller's buffers, as bytes. Send and Recv may alias.
@@ -302,15 +306,16 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 }
 
 // postMax is the largest transfer posted in place (transport.Poster);
-// larger ones stream through the link's buffer. On the project's machine
-// the kernel copies another process's memory at about 7 GB/s once the
-// buffers are out of the cache, against 17 GB/s for a copy in user space,
-// so the ring's two copies through cache-resident memory overtake the one
-// copy at 8 MiB transfers (AlltoAll and ReduceScatter of 16 MiB at np 2:
-// 1.4-1.8 ms either way; at 2 to 8 MiB posting was 2-3x faster). Those
-// figures are of rings that copied with Go's copy: since they copy with
-// REP MOVSB (memcopy) the rings win at every size, and the runtime
-// posts only where HCCL_SHM_DIRECT=1 asks for it (runtime/env.go).
+// larger ones stream through the link's buffer. On the PVM machine the
+// kernel copied another process's memory at about 7 GB/s once the buffers
+// were out of the cache, against 17 GB/s for a copy in user space, so the
+// ring's two copies through cache-resident memory overtook the one copy at
+// 8 MiB transfers (AlltoAll and ReduceScatter of 16 MiB at np 2: 1.4-1.8 ms
+// either way; at 2 to 8 MiB posting was 2-3x faster). On the KVM machine
+// a bound of 64 MiB instead measured within the noise of this one
+// (AllGather, AlltoAll and AlltoAllV of 1 to 64 MiB at np 2, five
+// interleaved runs: -7% to +13%), so it stays. Which calls post at all is
+// the caller's choice (Call.Post; runtime/env.go says which and why).
 const postMax = 4 << 20
 
 // posted is a link that a step posted payloads to (transport.Poster).
@@ -338,7 +343,7 @@ func (r *run) tryInline(ctx context.Context, t *task) bool {
 	if link == nil {
 		return false
 	}
-	if p, ok := link.(transport.Poster); ok && len(t.src) <= postMax && len(t.src) > 0 && t.op.Src.Buf == plan.BufSend {
+	if p, ok := link.(transport.Poster); ok && r.call.Post && len(t.src) <= postMax && len(t.src) > 0 && t.op.Src.Buf == plan.BufSend {
 		// One frame for the whole transfer: the receiver takes it for
 		// the segments it covers (recv), and reads it with one system
 		// call instead of one per segment.

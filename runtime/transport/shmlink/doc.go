@@ -44,9 +44,10 @@
 // (WaitPosted waits for that). One copy instead of two, none on the sender's
 // core. Each side proves at set-up that it can read the other's memory
 // (direct.go); where the kernel refuses, or DialConfig.NoDirect says so
-// (the runtime's default: only HCCL_SHM_DIRECT=1 turns in-place reads on,
-// since the rings copy with REP MOVSB and beat them, runtime/env.go has
-// the figures), everything goes through the rings. The kernel refuses, for instance, under Yama's ptrace_scope 1
+// (HCCL_SHM_DIRECT=0), everything goes through the rings; the runtime
+// posts in place only the payloads of the collectives whose receivers just
+// copy them (runtime/env.go has the figures: where the receiver reduces,
+// the rings are faster). The kernel refuses, for instance, under Yama's ptrace_scope 1
 // (Ubuntu's default: a process may read only its descendants, and ranks are
 // siblings), for ranks of different users, and for non-dumpable processes;
 // Open MPI's CMA has the same limits. The runtime logs at DEBUG whether a
