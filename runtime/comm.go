@@ -249,7 +249,8 @@ func (c *Comm) watchControl() {
 	} else {
 		c.markBroken(fmt.Errorf("%w: lost the control plane: %v", ErrAborted, err))
 	}
-	c.links.close()
+	// Shut, not close: a collective may be running on the links.
+	c.links.shut()
 }
 
 // markBroken records the first reason the communicator became unusable.
@@ -270,7 +271,7 @@ func (c *Comm) abortJob(reason error) {
 	if err := c.ctl.Abort(fmt.Sprintf("rank %d: %v", c.job.Rank, reason)); err != nil {
 		c.log.Warn("could not broadcast the abort", "err", err)
 	}
-	c.links.close()
+	c.links.shut()
 }
 
 // Close leaves the job: it closes the data links and the control

@@ -84,7 +84,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		spin, yield := waitPolicy(job.LocalSize, serverCPUs, facts.CPUs)
 		shm.SetSpin(spin)
 		shm.SetYield(yield)
-		m.poll = executor.Poll{Spin: spin, Yield: yield, YieldProcessor: shm.Yield}
+		m.poll = executor.Poll{Spin: spin, Yield: yield, Relax: shm.Pause, YieldProcessor: shm.Yield}
 		if m.shm, err = shmlink.Listen(job.JobID, job.Rank, job.Key, log); err != nil {
 			tcp.Close()
 			return nil, fmt.Errorf("listen for shared-memory links: %w", err)
@@ -326,23 +326,41 @@ func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error
 }
 
 // close closes the listeners and every link; blocked calls on them fail.
-func (m *linkManager) close() error {
+func (m *linkManager) close() error { return m.stop(true) }
+
+// shut makes every call on the links fail, for an abort: ops of the
+// executor may be blocked in them, waiting for peers that will never send.
+// The links keep their memory (shmlink.Link.Shut) until close, which the
+// communicator calls only when no collective is running.
+func (m *linkManager) shut() { m.stop(false) }
+
+// stop shuts the manager down: no link opens any more, and every link
+// fails its calls; with release, the links are closed too.
+func (m *linkManager) stop(release bool) error {
 	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil
+	first := !m.closed
+	if first {
+		m.closed = true
+		close(m.done)
 	}
-	m.closed = true
-	close(m.done)
 	links := m.links
-	m.links = nil
+	if release {
+		m.links = nil
+	}
 	m.mu.Unlock()
-	errs := []error{m.tcp.Close()}
-	if m.shm != nil {
-		errs = append(errs, m.shm.Close())
+	var errs []error
+	if first {
+		errs = append(errs, m.tcp.Close())
+		if m.shm != nil {
+			errs = append(errs, m.shm.Close())
+		}
 	}
 	for _, l := range links {
-		errs = append(errs, l.Close())
+		if release {
+			errs = append(errs, l.Close())
+		} else {
+			l.Shut()
+		}
 	}
 	m.acceptDone.Wait()
 	return errors.Join(errs...)

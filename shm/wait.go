@@ -97,6 +97,7 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 		if progress() || r.closed.Load() != 0 || r.local.Load() {
 			return nil
 		}
+		cpuPause()
 		if i&7 == 7 {
 			if i == 7 {
 				start = time.Now()

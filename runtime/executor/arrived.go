@@ -24,11 +24,13 @@ import (
 
 // Poll says how long the calling goroutine of a step polls the step's
 // small receives before it hands those still missing to workers: Spin
-// looking (and every few looks letting the process's other goroutines
-// run), then Yield more with YieldProcessor (which gives the processor to
-// other processes) called between looks. The zero Poll looks once.
+// looking, with Relax (when set) between looks and every few looks
+// letting the process's other goroutines run, then Yield more with
+// YieldProcessor (which gives the processor to other processes) called
+// between looks. The zero Poll looks once.
 type Poll struct {
 	Spin, Yield    time.Duration
+	Relax          func() // a CPU's spin-wait hint (shm.Pause)
 	YieldProcessor func()
 }
 
@@ -89,6 +91,9 @@ func (r *run) takeArrived(ctx context.Context, tasks []*task) ([]*task, error) {
 		}
 		switch waited := time.Since(start); {
 		case waited < poll.Spin:
+			if poll.Relax != nil {
+				poll.Relax()
+			}
 		case waited < poll.Spin+poll.Yield && poll.YieldProcessor != nil:
 			poll.YieldProcessor()
 		default:

@@ -25,7 +25,16 @@ type Link interface {
 	// into p, whose length must equal that header's Len.
 	RecvPayload(ctx context.Context, p []byte) error
 
-	// Close releases the link; pending calls fail.
+	// Shut makes this end's pending and later calls fail, and the peer's
+	// once it has read what was sent before. It may be called while calls
+	// run, from any goroutine, more than once: it is how a failed job
+	// unblocks ranks waiting on peers that will never send.
+	Shut()
+
+	// Close shuts the link and releases it. No call may be running on the
+	// link (Shut first, to make pending ones return): a transport may free
+	// memory that calls use, as shared memory unmaps its segment. Close is
+	// idempotent.
 	Close() error
 }
 

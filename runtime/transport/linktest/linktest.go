@@ -32,11 +32,11 @@ func Run(t *testing.T, newPair NewPair) {
 		{"FullDuplex", testFullDuplex},
 		{"PingPong", testPingPong},
 		{"LengthMismatch", testLengthMismatch},
-		{"CloseWhileRecv", testCloseWhileRecv},
-		{"PeerCloseWhileRecv", testPeerCloseWhileRecv},
-		{"CloseWhileSend", testCloseWhileSend},
-		{"PeerCloseWhileSend", testPeerCloseWhileSend},
-		{"CloseBothWhileBusy", testCloseBothWhileBusy},
+		{"ShutWhileRecv", testShutWhileRecv},
+		{"PeerShutWhileRecv", testPeerShutWhileRecv},
+		{"ShutWhileSend", testShutWhileSend},
+		{"PeerShutWhileSend", testPeerShutWhileSend},
+		{"ShutBothWhileBusy", testShutBothWhileBusy},
 		{"CancelRecv", testCancelRecv},
 		{"CancelSend", testCancelSend},
 		{"DeadlineRecv", testDeadlineRecv},
@@ -416,16 +416,20 @@ func blocked(t *testing.T, call func() error, release func()) error {
 	return nil
 }
 
-func testCloseWhileRecv(t *testing.T, a, b transport.Link) {
+func testShutWhileRecv(t *testing.T, a, b transport.Link) {
 	ctx := opCtx(t)
 	var h netio.Header
-	blocked(t, func() error { return b.RecvHeader(ctx, &h) }, func() { b.Close() })
+	blocked(t, func() error { return b.RecvHeader(ctx, &h) }, b.Shut)
 	if err := b.RecvHeader(ctx, &h); err == nil {
-		t.Error("RecvHeader after Close succeeded")
+		t.Error("RecvHeader after Shut succeeded")
+	}
+	b.Shut() // idempotent, must not panic
+	if err := b.Close(); err != nil {
+		t.Errorf("Close after Shut: %v", err)
 	}
 }
 
-func testPeerCloseWhileRecv(t *testing.T, a, b transport.Link) {
+func testPeerShutWhileRecv(t *testing.T, a, b transport.Link) {
 	ctx := opCtx(t)
 	// The peer's last frame before Close is delivered, then the error.
 	h := header(1, 5)
@@ -435,27 +439,27 @@ func testPeerCloseWhileRecv(t *testing.T, a, b transport.Link) {
 	if _, p, err := recvFrame(ctx, b); err != nil || !bytes.Equal(p, payload(5, 1)) {
 		t.Fatalf("frame before close: %v", err)
 	}
-	blocked(t, func() error { return b.RecvHeader(ctx, &h) }, func() { a.Close() })
+	blocked(t, func() error { return b.RecvHeader(ctx, &h) }, a.Shut)
 }
 
-func testCloseWhileSend(t *testing.T, a, b transport.Link) {
+func testShutWhileSend(t *testing.T, a, b transport.Link) {
 	ctx := opCtx(t)
 	big := make([]byte, 64<<20) // more than any buffer: Send must block
 	h := header(1, len(big))
-	blocked(t, func() error { return a.Send(ctx, &h, big) }, func() { a.Close() })
+	blocked(t, func() error { return a.Send(ctx, &h, big) }, a.Shut)
 }
 
-func testPeerCloseWhileSend(t *testing.T, a, b transport.Link) {
+func testPeerShutWhileSend(t *testing.T, a, b transport.Link) {
 	ctx := opCtx(t)
 	big := make([]byte, 64<<20)
 	h := header(1, len(big))
-	blocked(t, func() error { return a.Send(ctx, &h, big) }, func() { b.Close() })
+	blocked(t, func() error { return a.Send(ctx, &h, big) }, b.Shut)
 }
 
-// testCloseBothWhileBusy closes both ends at once while four goroutines
+// testShutBothWhileBusy shuts both ends at once while four goroutines
 // stream large frames both ways: every call must return (most with an
 // error) promptly, and nothing may panic or race.
-func testCloseBothWhileBusy(t *testing.T, a, b transport.Link) {
+func testShutBothWhileBusy(t *testing.T, a, b transport.Link) {
 	ctx := opCtx(t)
 	const size = 1 << 20
 	pump := func(l transport.Link, send bool) func() error {
@@ -480,14 +484,14 @@ func testCloseBothWhileBusy(t *testing.T, a, b transport.Link) {
 	}
 	calls := []<-chan error{async(pump(a, true)), async(pump(b, true)), async(pump(a, false)), async(pump(b, false))}
 	time.Sleep(blockFor)
-	go a.Close()
-	go b.Close()
+	go a.Shut()
+	go b.Shut()
 	deadline := time.After(releaseWithin)
 	for i, c := range calls {
 		select {
 		case <-c:
 		case <-deadline:
-			t.Fatalf("call %d still running %v after both ends closed", i, releaseWithin)
+			t.Fatalf("call %d still running %v after both ends shut", i, releaseWithin)
 		}
 	}
 }

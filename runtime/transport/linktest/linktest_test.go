@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,9 @@ type tcpLink struct {
 	hdrOut  [netio.HeaderSize]byte
 	hdrIn   [netio.HeaderSize]byte
 	pending int
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ transport.Link = (*tcpLink)(nil)
@@ -94,7 +98,12 @@ func (l *tcpLink) RecvPayload(ctx context.Context, p []byte) error {
 	})
 }
 
-func (l *tcpLink) Close() error { return l.c.Close() }
+func (l *tcpLink) Shut() { l.Close() }
+
+func (l *tcpLink) Close() error {
+	l.closeOnce.Do(func() { l.closeErr = l.c.Close() })
+	return l.closeErr
+}
 
 func tcpPair(bufBytes int) NewPair {
 	return func(t *testing.T) (transport.Link, transport.Link) {

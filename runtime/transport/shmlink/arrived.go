@@ -10,13 +10,6 @@ import "github.com/hcclrun/hcclrun/netio"
 // that is closed, broken or between a header and its payload reports ok,
 // with length -1: the read that follows fails or goes on at once.
 func (l *Link) Arrived() (payload int, ok bool) {
-	l.mu.RLock()
-	payload, ok = l.arrived()
-	l.mu.RUnlock()
-	return payload, ok
-}
-
-func (l *Link) arrived() (payload int, ok bool) {
 	if l.closed.Load() || l.recvErr != nil || l.inFrame {
 		return -1, true
 	}

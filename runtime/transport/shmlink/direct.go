@@ -110,17 +110,14 @@ func (l *Link) TryPost(ctx context.Context, h *netio.Header, p []byte) (bool, er
 		return false, l.sendFail(fmt.Errorf("header says %d payload bytes, got %d", h.Len, len(p)))
 	}
 	if len(p) < directMin {
-		// Decided without the lock: the executor offers every send of
-		// its step here first, small ones included.
 		return false, nil
 	}
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if !l.tx.Direct() || !l.tx.HasRoom(len(l.hdrOut)) {
-		return false, nil
-	}
+	// Ready first: after Close the ring's memory is gone.
 	if err := l.sendReady(); err != nil {
 		return false, err
+	}
+	if !l.tx.Direct() || !l.tx.HasRoom(len(l.hdrOut)) {
+		return false, nil
 	}
 	return true, l.sent(l.post(ctx, h, p))
 }
@@ -128,8 +125,6 @@ func (l *Link) TryPost(ctx context.Context, h *netio.Header, p []byte) (bool, er
 // WaitPosted waits until the peer has read every payload this side handed
 // over in place.
 func (l *Link) WaitPosted(ctx context.Context) error {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
 	if l.posted == 0 {
 		return nil
 	}

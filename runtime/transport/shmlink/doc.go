@@ -73,5 +73,6 @@
 // # Concurrency
 //
 // As transport.Link says: one goroutine may send while another receives;
-// Close may be called at any time from any goroutine and unblocks both.
+// Shut may be called at any time from any goroutine and unblocks both;
+// Close, which unmaps the segment, only when neither is in a call.
 package shmlink

@@ -27,8 +27,9 @@ const smallFrame = 64 << 10
 const maxPiece = 128 << 10
 
 // Link is a transport.Link over shared memory to one peer on this host.
-// One goroutine may send while another receives; Close may be called
-// concurrently with both.
+// One goroutine may send while another receives; Shut may be called
+// concurrently with both, Close only once neither is in a call (it unmaps
+// the memory they use).
 type Link struct {
 	self, peer, channel int
 
@@ -38,11 +39,14 @@ type Link struct {
 	word   [8]byte       // VisitPayload gathers a word split by the ring's wrap here
 	pid    int           // the peer's process, which payloads handed over in place are read from (direct.go)
 
-	// mu is held shared by every call while it uses the rings and
-	// exclusively by Close while it unmaps the segment: a call must never
-	// touch memory that is gone.
-	mu        sync.RWMutex
+	// The calls take no lock: one was a tenth of an 8-byte AllReduce
+	// (every call's read lock an atomic add, and the unlock another),
+	// and a call must never touch memory that is gone only because
+	// Close, which unmaps it, may not run while a call does (Shut, which
+	// leaves it mapped, may).
 	closed    atomic.Bool
+	shutOnce  sync.Once
+	connErr   error // of closing conn, by Shut
 	closeOnce sync.Once
 	watchDone chan struct{}
 
@@ -116,8 +120,6 @@ func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
 	if int(h.Len) != len(p) {
 		return l.sendFail(fmt.Errorf("header says %d payload bytes, got %d", h.Len, len(p)))
 	}
-	l.mu.RLock()
-	defer l.mu.RUnlock()
 	if err := l.sendReady(); err != nil {
 		return err
 	}
@@ -149,9 +151,7 @@ func (l *Link) sent(err error) error {
 // of it now, and reports whether it did (see transport.TrySender).
 func (l *Link) TrySend(ctx context.Context, h *netio.Header, p []byte) (bool, error) {
 	n := netio.HeaderSize + len(p)
-	l.mu.RLock()
 	room := !l.closed.Load() && (l.tx.FastSlot(n) != nil || l.tx.HasRoom(n))
-	l.mu.RUnlock()
 	if !room {
 		return false, nil
 	}
@@ -194,8 +194,6 @@ func (l *Link) send(ctx context.Context, h *netio.Header, p []byte) error {
 // RecvHeader reads the next frame's header into h. The payload of the
 // previous frame must have been consumed.
 func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
 	if err := l.recvReady(); err != nil {
 		return err
 	}
@@ -260,8 +258,6 @@ func (l *Link) consumedBoxed() {
 // RecvPayload copies the payload of the frame whose header was read last
 // into p; len(p) must equal that header's Len.
 func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
 	if err := l.payloadReady(len(p)); err != nil {
 		return err
 	}
@@ -296,8 +292,6 @@ func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
 // wraps), so the few bytes of a word that straddles a piece boundary are
 // copied into a small buffer and shown as a piece of their own.
 func (l *Link) VisitPayload(ctx context.Context, n int, fn func(off int, b []byte)) error {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
 	if err := l.payloadReady(n); err != nil {
 		return err
 	}
@@ -370,22 +364,29 @@ func (l *Link) recvBroken(err error) error {
 	return l.recvErr
 }
 
-// Close closes both directions: pending and later calls on this side fail
-// with ErrClosed, the peer reads what was sent before and then fails. It
-// unmaps the segment once no call is using it. Close is idempotent.
-func (l *Link) Close() error {
-	var err error
-	l.closeOnce.Do(func() {
+// Shut fails this side's pending and later calls with ErrClosed; the peer
+// reads what was sent before and then fails. It leaves the segment mapped,
+// so it may be called while calls run, from any goroutine, more than once.
+func (l *Link) Shut() {
+	l.shutOnce.Do(func() {
 		l.closed.Store(true)
 		l.tx.Close() // wakes our blocked calls and the peer's
 		l.rx.Close()
-		err = l.conn.Close()
+		l.connErr = l.conn.Close()
+	})
+}
+
+// Close shuts the link and unmaps its segment. No call may be running on
+// the link: Shut first makes pending calls return. Close is idempotent.
+func (l *Link) Close() error {
+	var err error
+	l.closeOnce.Do(func() {
+		l.Shut()
 		<-l.watchDone
-		l.mu.Lock()
+		err = l.connErr
 		if serr := l.seg.Close(); err == nil {
 			err = serr
 		}
-		l.mu.Unlock()
 		if err != nil {
 			err = fmt.Errorf("shmlink: rank %d close link to rank %d: %w", l.self, l.peer, err)
 		}

@@ -104,6 +104,10 @@ func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
 	return l.wrap(ctx, "receive from", err)
 }
 
+// Shut closes the connection: a socket's calls fail safely whenever it
+// closes, so Shut is Close.
+func (l *Link) Shut() { l.Close() }
+
 // Close closes the connection; pending calls fail.
 func (l *Link) Close() error {
 	l.closeOnce.Do(func() { l.closeErr = l.conn.Close() })

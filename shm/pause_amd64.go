@@ -1,0 +1,6 @@
+//go:build !noasm && gc
+
+package shm
+
+// cpuPause executes PAUSE (pause_amd64.s).
+func cpuPause()
