@@ -133,7 +133,9 @@ type current struct {
 func (c *Comm) execute(ctx context.Context, a *call, p *plan.Plan, ec executor.Call) error {
 	cur := &c.cur
 	cur.a, cur.algo, cur.ec, cur.ctx = *a, p.Algo, ec, ctx
-	cur.failed.Store(nil)
+	if cur.failed.Load() != nil {
+		cur.failed.Store(nil) // only after a failure: a store is a locked instruction
+	}
 	collective := a.req.Coll != plan.SendRecv
 	if collective {
 		c.ctl.SetProgress(ec.Seq, true)

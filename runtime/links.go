@@ -10,6 +10,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
@@ -44,8 +45,14 @@ type linkManager struct {
 	log        *slog.Logger
 	poll       executor.Poll // how the executor waits for several small receives, from the wait policy
 
-	mu         sync.Mutex
-	links      map[int]transport.Link
+	mu    sync.Mutex
+	links map[int]transport.Link
+	// open is links indexed by peer, for the executor's two lookups per
+	// op without the lock (whose lock and unlock were 7% of an 8-byte
+	// AllReduce's profile): set under mu as links open, ignored once the
+	// manager stops.
+	open       []atomic.Pointer[openLink]
+	stopped    atomic.Bool
 	arrived    map[int]chan struct{} // closed when a link from that (higher) peer is accepted
 	dialing    map[int]*pendingDial
 	peerFacts  map[int]topo.Facts
@@ -71,6 +78,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
 		ringBytes: knobs.BuffSize, noDirect: knobs.shmDirect() == directNone, facts: facts,
 		links:     make(map[int]transport.Link),
+		open:      make([]atomic.Pointer[openLink], job.Size),
 		arrived:   make(map[int]chan struct{}),
 		dialing:   make(map[int]*pendingDial),
 		peerFacts: make(map[int]topo.Facts),
@@ -131,7 +139,7 @@ func (m *linkManager) deliver(peer int, l transport.Link, via string) {
 		l.Close()
 		return
 	}
-	m.links[peer] = l
+	m.addLink(peer, l)
 	close(m.arrival(peer))
 	m.log.Debug("link accepted", "peer", peer, "via", via)
 }
@@ -166,6 +174,9 @@ func (m *linkManager) acceptShm() {
 // Link returns the link to peer, opening it if needed. Safe for concurrent
 // use.
 func (m *linkManager) Link(ctx context.Context, peer int) (transport.Link, error) {
+	if l := m.opened(peer); l != nil {
+		return l, nil
+	}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -216,7 +227,7 @@ func (m *linkManager) Link(ctx context.Context, peer int) (transport.Link, error
 		l.Close()
 		l, err = nil, ErrClosed
 	default:
-		m.links[peer] = l
+		m.addLink(peer, l)
 	}
 	m.mu.Unlock()
 	d.link, d.err = l, err
@@ -259,9 +270,33 @@ type pendingDial struct {
 
 // Open returns the link to peer if it is open, without waiting.
 func (m *linkManager) Open(peer int) transport.Link {
+	if l := m.opened(peer); l != nil {
+		return l
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.links[peer]
+}
+
+// openLink boxes a link for linkManager.open.
+type openLink struct{ transport.Link }
+
+// opened returns the open link to peer without the lock, nil when there is
+// none (or the manager stopped).
+func (m *linkManager) opened(peer int) transport.Link {
+	if peer < 0 || peer >= len(m.open) || m.stopped.Load() {
+		return nil
+	}
+	if o := m.open[peer].Load(); o != nil {
+		return o.Link
+	}
+	return nil
+}
+
+// addLink records the link to peer; m.mu must be held.
+func (m *linkManager) addLink(peer int, l transport.Link) {
+	m.links[peer] = l
+	m.open[peer].Store(&openLink{l})
 }
 
 // PeerFacts returns the topology facts peer published, waiting for them.
@@ -341,6 +376,7 @@ func (m *linkManager) stop(release bool) error {
 	first := !m.closed
 	if first {
 		m.closed = true
+		m.stopped.Store(true)
 		close(m.done)
 	}
 	links := m.links
