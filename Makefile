@@ -31,7 +31,7 @@ unit:
 	$(GO) test -count=1 -timeout 20m ./...
 
 noasm:
-	$(GO) test -count=1 -tags noasm ./runtime/reduce/ ./memcopy/
+	$(GO) test -count=1 -tags noasm ./runtime/reduce/ ./memcopy/ ./release/
 
 race:
 	$(GO) test -count=1 -race -timeout 10m ./netio/... ./runtime/plan/ ./runtime/selector/ ./launcher/

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"sync/atomic"
+
+	"github.com/hcclrun/hcclrun/release"
 )
 
 // Fast boxes carry small frames beside the ring, one frame per slot, the
@@ -178,7 +180,10 @@ func (r *Ring) fastPosted() bool {
 // frame's bytes must not be used after it.
 func (r *Ring) ReleaseFast() {
 	r.rFast++
-	r.fast.taken.Store(r.rFast)
+	// A release store: the producer only reads the counter (fastFree),
+	// never waits on it, and must only see it after this side's reads of
+	// the box, which x86's order gives a plain store.
+	release.Store64(r.fast.taken, r.rFast)
 }
 
 // AwaitFrame waits until NextFrame may find a frame: the ring holds unread

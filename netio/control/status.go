@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/hcclrun/hcclrun/release"
 )
 
 // RankState is what the server knows of a rank's connection.
@@ -58,7 +60,7 @@ func (p *progress) store(seq uint64, inCall bool) {
 	if inCall {
 		v |= 1
 	}
-	p.v.Store(v)
+	release.Store64(&p.v, v) // two per collective: sync/atomic's store stalls the pipeline
 }
 
 func (p *progress) load() (seq uint64, inCall bool) {

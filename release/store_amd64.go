@@ -1,0 +1,15 @@
+//go:build !noasm && gc
+
+package release
+
+import "sync/atomic"
+
+// Store32 stores v into w with release semantics (store_amd64.s).
+//
+//go:noescape
+func Store32(w *atomic.Uint32, v uint32)
+
+// Store64 stores v into w with release semantics (store_amd64.s).
+//
+//go:noescape
+func Store64(w *atomic.Uint64, v uint64)
