@@ -2,13 +2,19 @@
 // predicted-vs-measured tables of docs/selector.md, and with -fit first
 // fits runtime/selector's constants to them (selector.Fit).
 //
-//	go run ./bench/calibrate -dir /tmp/hccl-calibrate [-stat mean|median] [-fit] [-tuning FILE]
+//	go run ./bench/calibrate -dir /tmp/hccl-calibrate [-stat mean|median] [-over median|min] [-fit] [-tuning FILE]
 //
 // Each run file holds one forced algorithm at one np, link and sweep; a
-// point's time is the median over the sweeps of bench's per-iteration
-// means (-stat mean, the default) or medians (-stat median), out of place
-// and in place (two samples a sweep), so that one loaded sweep does not
-// move it. The mean is what a loop of calls costs, what nccl-tests and
+// point's time is the median over the sweeps (-over median, the default)
+// of bench's per-iteration means (-stat mean, the default) or medians
+// (-stat median), out of place and in place (two samples a sweep), so
+// that one loaded sweep does not move it. -over min takes the fastest
+// sample instead: on a machine whose timings are bimodal (the KVM machine
+// of 2026-12-02 moves its two CPUs between a placement where an exchange
+// of one cache line takes 60 ns and one where it takes 270, every few
+// tens of seconds), the median of a handful of sweeps falls on either
+// mode by chance, while the minimum compares every algorithm in the
+// faster one. The mean is what a loop of calls costs, what nccl-tests and
 // bench/compare report; the median hides an algorithm's tail (rhd at np 4
 // on two cores: a median of 31.7 us against oneshot's 46.2, means of 37-45
 // against 27-29 in interleaved runs).
@@ -66,6 +72,7 @@ func (t runTimes) of(stat string) float64 {
 func main() {
 	dir := flag.String("dir", "/tmp/hccl-calibrate", "directory the calibrate script wrote")
 	stat := flag.String("stat", "mean", "which per-iteration time of bench a point takes: mean or median")
+	over := flag.String("over", "median", "which of a point's samples (sweeps, out of place and in place) it takes: median or min")
 	fit := flag.Bool("fit", false, "fit the model's constants to the points first")
 	tuning := flag.String("tuning", "", "start from this tuning file (selector.ParseTuning) instead of DefaultModel")
 	flag.Parse()
@@ -73,14 +80,18 @@ func main() {
 		fmt.Fprintf(os.Stderr, "calibrate: -stat %q: want mean or median\n", *stat)
 		os.Exit(2)
 	}
-	if err := run(os.Stdout, *dir, *stat, *fit, *tuning); err != nil {
+	if *over != "median" && *over != "min" {
+		fmt.Fprintf(os.Stderr, "calibrate: -over %q: want median or min\n", *over)
+		os.Exit(2)
+	}
+	if err := run(os.Stdout, *dir, *stat, *over, *fit, *tuning); err != nil {
 		fmt.Fprintln(os.Stderr, "calibrate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w io.Writer, dir, stat string, fit bool, tuning string) error {
-	times, samples, spread, err := load(dir, stat)
+func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
+	times, samples, spread, err := load(dir, stat, over)
 	if err != nil {
 		return err
 	}
@@ -114,10 +125,11 @@ func run(w io.Writer, dir, stat string, fit bool, tuning string) error {
 	return nil
 }
 
-// load reads every run file of dir and returns each point's median over
-// sweeps of the statistic stat, every point's samples (sorted), and the
-// median and 90th percentile of the points' spreads.
-func load(dir, stat string) (map[point]time.Duration, map[point][]float64, [2]float64, error) {
+// load reads every run file of dir and returns each point's median (or,
+// with over "min", minimum) over sweeps of the statistic stat, every
+// point's samples (sorted), and the median and 90th percentile of the
+// points' spreads.
+func load(dir, stat, over string) (map[point]time.Duration, map[point][]float64, [2]float64, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "s*-np*-*-*-*-*.json"))
 	if err != nil || len(files) == 0 {
 		return nil, nil, [2]float64{}, fmt.Errorf("no run files in %s (err %v)", dir, err)
@@ -161,7 +173,11 @@ func load(dir, stat string) (map[point]time.Duration, map[point][]float64, [2]fl
 	var spreads []float64
 	for p, v := range all {
 		slices.Sort(v)
-		times[p] = time.Duration(median(v) * 1e3)
+		t := median(v)
+		if over == "min" {
+			t = v[0]
+		}
+		times[p] = time.Duration(t * 1e3)
 		if len(v) > 1 {
 			spreads = append(spreads, v[len(v)-1]/v[0])
 		}
