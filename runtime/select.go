@@ -19,6 +19,13 @@ func newSelector(knobs Knobs, log *slog.Logger) (*selector.Selector, error) {
 		// Ranks of one server talk TCP: price them as the network class.
 		model = model.WithoutShm()
 	}
+	// Price what the links will do: which collectives post in place.
+	model.Posted = 0
+	for coll := plan.AllReduce; coll <= plan.SendRecv; coll++ {
+		if knobs.shmDirect().posts(coll) {
+			model.Posted |= selector.PostedBit(coll)
+		}
+	}
 	return selector.New(model, policy, log), nil
 }
 

@@ -71,7 +71,11 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 		} else {
 			f[col] = s.lat[c]
 		}
-		f[col+1] = s.bytes[c] / float64(g) * share
+		bytes := s.bytes[c]
+		if c == Shm && m.posts(s) {
+			bytes -= s.fromSend / 2 // one copy instead of the ring's two
+		}
+		f[col+1] = bytes / float64(g) * share
 		if s.lat[c] > 0 {
 			gain = max(gain, g)
 		}
@@ -83,6 +87,12 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 		f[fitHandoff] = s.handoffs * float64(nc)
 	}
 	return f
+}
+
+// posts reports whether the transfers of s from the send buffer go in
+// place (Model.Posted).
+func (m Model) posts(s shape) bool {
+	return !m.NoShm && m.Posted&PostedBit(s.coll) != 0 && s.maxOp >= float64(m.PostMin) && s.maxOp <= float64(m.PostMax)
 }
 
 // features is sample's terms under base, which fixes the channels.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"time"
+
+	"github.com/hcclrun/hcclrun/runtime/plan"
 )
 
 // Class is a kind of link between two ranks.
@@ -71,6 +73,16 @@ type Model struct {
 	Wake  time.Duration
 	// NoShm prices every link as the net class (HCCL_SHM_DISABLE=1).
 	NoShm bool
+	// Posted says which collectives hand the shm transfers from the
+	// caller's send buffer over in place (bit 1<<Coll; HCCL_SHM_DIRECT),
+	// for transfers of PostMin to PostMax bytes: the receiver copies them
+	// out of the sender's memory, one copy where the ring makes two, so
+	// they are priced at half the shm link's bytes. It is what sets mesh
+	// AllGather apart, all of whose sends leave from the send buffer,
+	// where ring, rhd and pat forward from the receive buffer after their
+	// first step (at np 4 on 2 cores, 4 MiB: mesh 291 us, ring 483).
+	Posted           uint32
+	PostMin, PostMax int64
 
 	// MaxChannels bounds the channel count; each channel must get at least
 	// MinChannelBytes of the call, so small calls get fewer.
@@ -119,8 +131,16 @@ func DefaultModel() Model {
 		MinChannelBytes: 256 << 10,
 		MinSegment:      8 << 10,
 		MaxSegment:      512 << 10,
+		// The runtime's default (runtime/env.go) and bounds
+		// (shmlink's directMin, the executor's postMax).
+		Posted:  PostedBit(plan.AllGather) | PostedBit(plan.AlltoAll) | PostedBit(plan.AlltoAllV),
+		PostMin: 256 << 10,
+		PostMax: 4 << 20,
 	}
 }
+
+// PostedBit is collective c's bit in Model.Posted.
+func PostedBit(c plan.Coll) uint32 { return 1 << c }
 
 // Topo is the shape of the job the model prices: Ranks ranks on Servers
 // servers, contiguous and as equal as possible (0 servers means one).

@@ -29,6 +29,11 @@ type shape struct {
 	// than cores each such round waits for two wake-ups in a row, the
 	// partner's and then its own, where a chain (ring) overlaps them.
 	exch float64
+	// fromSend is the part of bytes[Shm] that leaves from the caller's
+	// send buffer, which the runtime may post in place (Model.Posted),
+	// and coll the collective.
+	fromSend float64
+	coll     plan.Coll
 }
 
 func (s *shape) round(c Class, bytes float64) {
@@ -76,7 +81,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 	if !algo.Serves(a, coll) {
 		return shape{}, fmt.Errorf("%s does not implement %s (it serves %s)", name, coll, collList(a))
 	}
-	var s shape
+	s := shape{coll: coll}
 	n := t.Ranks
 	S := float64(size)
 	if n == 1 {
@@ -318,6 +323,16 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 		s.copy = S + c
 	default:
 		return shape{}, fmt.Errorf("no cost formula for %s", name)
+	}
+	// The transfers from the send buffer (Model.Posted): all of an
+	// AlltoAll's, whatever the algorithm; of an AllGather's, all of
+	// mesh's, and of the others the first step's own block only (they
+	// forward from the receive buffer after it).
+	switch {
+	case coll == plan.AlltoAll || coll == plan.AlltoAllV || (coll == plan.AllGather && name == "mesh"):
+		s.fromSend = s.bytes[Shm]
+	case coll == plan.AllGather:
+		s.fromSend = min(c, s.bytes[Shm])
 	}
 	return s, nil
 }
