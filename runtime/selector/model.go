@@ -140,7 +140,7 @@ func DefaultModel() Model {
 		// (shmlink's directMin, the executor's postMax).
 		Posted:  PostedBit(plan.AllGather) | PostedBit(plan.AlltoAll) | PostedBit(plan.AlltoAllV),
 		PostMin: 256 << 10,
-		PostMax: 4 << 20,
+		PostMax: 16 << 20,
 	}
 }
 
