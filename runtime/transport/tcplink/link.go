@@ -34,6 +34,7 @@ const smallFrame = 4 << 10
 // while another receives.
 type Link struct {
 	conn net.Conn
+	poll *pollConn // conn, when it spins before it parks (poll.go)
 	peer int
 
 	sendHdr [netio.HeaderSize + smallFrame]byte
@@ -41,6 +42,7 @@ type Link struct {
 	bufs    net.Buffers
 	r       *bufio.Reader
 	recvHdr [netio.HeaderSize]byte
+	pending int // payload bytes of the last header read, not yet received
 
 	closeOnce sync.Once
 	closeErr  error
@@ -48,7 +50,9 @@ type Link struct {
 
 // New wraps an authenticated connection to peer.
 func New(conn net.Conn, peer int) *Link {
-	return &Link{conn: conn, peer: peer, r: bufio.NewReaderSize(conn, readBufferBytes)}
+	conn = newPollConn(conn)
+	poll, _ := conn.(*pollConn)
+	return &Link{conn: conn, poll: poll, peer: peer, r: bufio.NewReaderSize(conn, readBufferBytes)}
 }
 
 // Send transmits h and p.
@@ -69,8 +73,12 @@ func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
 		// WriteTo consumes the slice it is called on; rebuilding it from a
 		// fixed array each time keeps writev free of allocations.
 		l.vec = [2][]byte{l.sendHdr[:netio.HeaderSize], p}
-		l.bufs = l.vec[:]
-		_, err = l.bufs.WriteTo(l.conn)
+		if l.poll != nil {
+			_, err = l.poll.writev(l.vec[:])
+		} else {
+			l.bufs = l.vec[:]
+			_, err = l.bufs.WriteTo(l.conn)
+		}
 		l.vec = [2][]byte{} // do not keep the caller's buffer alive
 	}
 	return l.wrap(ctx, "send to", err)
@@ -88,11 +96,18 @@ func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
 	if err := h.Decode(l.recvHdr[:]); err != nil {
 		return fmt.Errorf("tcplink: from rank %d: %w", l.peer, err)
 	}
+	l.pending = int(h.Len)
 	return nil
 }
 
-// RecvPayload reads the payload of the last header into p.
+// RecvPayload reads the payload of the last header into p, whose length
+// must be the header's: reading more would wait for the next frame's
+// bytes, less leave the stream out of step.
 func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
+	if len(p) != l.pending {
+		return fmt.Errorf("tcplink: receive from rank %d: payload of %d bytes, the header says %d", l.peer, len(p), l.pending)
+	}
+	l.pending = 0
 	if len(p) == 0 {
 		return nil
 	}
