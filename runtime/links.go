@@ -84,12 +84,13 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		peerFacts: make(map[int]topo.Facts),
 		done:      make(chan struct{}),
 	}
+	spin, yield := waitPolicy(job.LocalSize, serverCPUs, facts.CPUs)
+	tcplink.SetSpin(spin)
 	if !knobs.ShmDisable && job.Size > 1 {
 		if err := checkShmSpace(job.LocalSize, knobs.BuffSize); err != nil {
 			tcp.Close()
 			return nil, err
 		}
-		spin, yield := waitPolicy(job.LocalSize, serverCPUs, facts.CPUs)
 		shm.SetSpin(spin)
 		shm.SetYield(yield)
 		m.poll = executor.Poll{Spin: spin, Yield: yield, Relax: shm.Pause, YieldProcessor: shm.Yield}

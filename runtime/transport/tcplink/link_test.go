@@ -54,3 +54,12 @@ func tcpPair() linktest.NewPair {
 func TestConformance(t *testing.T) {
 	linktest.Run(t, tcpPair())
 }
+
+// TestConformanceSpinning runs the suite again with the reads and writes
+// retrying a socket that is not ready for 200 us before they park, as a
+// rank with a core of its own does (poll.go).
+func TestConformanceSpinning(t *testing.T) {
+	tcplink.SetSpin(200 * time.Microsecond)
+	t.Cleanup(func() { tcplink.SetSpin(0) })
+	linktest.Run(t, tcpPair())
+}
