@@ -83,7 +83,10 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	f[fitGamma] = s.reduce / float64(gain) * share
 	f[fitCopy] = s.copy / float64(gain) * share
 	f[fitStep] = s.local + s.msgs*float64(nc)
-	if over && s.maxOp > float64(m.PollMax) {
+	// Only shm receives are polled (a socket cannot say that a frame has
+	// arrived): over TCP every receive beyond a step's first is handed
+	// to a worker, whatever its size.
+	if over && (s.maxOp > float64(m.PollMax) || m.NoShm) {
 		f[fitHandoff] = s.handoffs * float64(nc)
 	}
 	return f
