@@ -361,7 +361,9 @@ func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error
 	return tcplink.New(conn, peer), nil
 }
 
-// close closes the listeners and every link; blocked calls on them fail.
+// close closes the listeners and every link, releasing the links' memory:
+// no collective may be running on them (an abort shuts them first, which
+// makes blocked calls fail).
 func (m *linkManager) close() error { return m.stop(true) }
 
 // shut makes every call on the links fail, for an abort: ops of the
