@@ -41,8 +41,10 @@
 // # Failures
 //
 // The first op that fails aborts the job through the control plane and
-// closes this rank's links, so no peer waits for a rank that gave up;
-// peers then fail with ErrAborted naming the cause. HCCL_EXEC_TIMEOUT arms
+// shuts this rank's links (transport.Link.Shut: blocked calls fail, the
+// memory stays mapped until Close releases the links, when no collective
+// runs), so no peer waits for a rank that gave up; peers then fail with
+// ErrAborted naming the cause. HCCL_EXEC_TIMEOUT arms
 // one timer per communicator; when it fires the error names the call, its
 // number and the ranks that have not arrived, STUCK or LOST, from the
 // progress every rank reports in its heartbeats.
