@@ -4,11 +4,6 @@ package release
 
 import "sync/atomic"
 
-// Store32 stores v into w with release semantics (store_amd64.s).
-//
-//go:noescape
-func Store32(w *atomic.Uint32, v uint32)
-
 // Store64 stores v into w with release semantics (store_amd64.s).
 //
 //go:noescape
