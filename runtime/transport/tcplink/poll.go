@@ -114,7 +114,13 @@ func (c *pollConn) Write(p []byte) (int, error) {
 func (c *pollConn) writev(bufs [][]byte) (int, error) {
 	total := 0
 	c.wspin = spinner{d: time.Duration(spinFor.Load())}
-	for len(bufs) > 0 {
+	for {
+		for len(bufs) > 0 && len(bufs[0]) == 0 {
+			bufs = bufs[1:] // writev(2) of nothing returns 0 for ever
+		}
+		if len(bufs) == 0 {
+			return total, nil
+		}
 		c.wbufs, c.wn, c.werr = bufs, 0, nil
 		err := c.raw.Write(c.writeFn)
 		n, werr := c.wn, c.werr
@@ -126,7 +132,7 @@ func (c *pollConn) writev(bufs [][]byte) (int, error) {
 			return total, &net.OpError{Op: "write", Net: "tcp", Addr: c.RemoteAddr(), Err: werr}
 		}
 		total += n
-		for n > 0 && len(bufs) > 0 {
+		for n > 0 {
 			k := min(n, len(bufs[0]))
 			bufs[0], n = bufs[0][k:], n-k
 			if len(bufs[0]) == 0 {
@@ -134,7 +140,6 @@ func (c *pollConn) writev(bufs [][]byte) (int, error) {
 			}
 		}
 	}
-	return total, nil
 }
 
 // writeSome is writev's RawConn function, as readSome is Read's.
