@@ -8,12 +8,23 @@ import (
 )
 
 // newSelector builds the communicator's algorithm selector: the cost model
-// (DefaultModel, or a tuning file) and the HCCL_ALGO policy. A malformed
-// HCCL_ALGO fails Init rather than the first collective.
+// and the HCCL_ALGO policy (selectorModel). A malformed HCCL_ALGO fails
+// Init rather than the first collective.
 func newSelector(knobs Knobs, log *slog.Logger) (*selector.Selector, error) {
+	model, policy, err := selectorModel(knobs)
+	if err != nil {
+		return nil, err
+	}
+	return selector.New(model, policy, log), nil
+}
+
+// selectorModel is the cost model a job prices with, and its HCCL_ALGO
+// policy: DefaultModel or a tuning file, adjusted to what the knobs make
+// the links do.
+func selectorModel(knobs Knobs) (selector.Model, selector.Policy, error) {
 	model, policy, err := selector.Load(knobs.Algo, knobs.TuningFile)
 	if err != nil {
-		return nil, err // the selector's errors name HCCL_ALGO or HCCL_TUNING_FILE
+		return model, policy, err // the selector's errors name HCCL_ALGO or HCCL_TUNING_FILE
 	}
 	if knobs.ShmDisable {
 		// Ranks of one server talk TCP: price them as the network class.
@@ -26,7 +37,19 @@ func newSelector(knobs Knobs, log *slog.Logger) (*selector.Selector, error) {
 			model.Posted |= selector.PostedBit(coll)
 		}
 	}
-	return selector.New(model, policy, log), nil
+	return model, policy, nil
+}
+
+// SelectorModel returns the cost model and algorithm policy that a job
+// started with the environment getenv reads would choose with
+// (HCCL_ALGO, HCCL_TUNING_FILE, HCCL_SHM_DISABLE, HCCL_SHM_DIRECT), for
+// tools that price calls without running them (hcclrun plan).
+func SelectorModel(getenv func(string) string) (selector.Model, selector.Policy, error) {
+	knobs, err := knobsFromEnv(getenv)
+	if err != nil {
+		return selector.Model{}, selector.Policy{}, err
+	}
+	return selectorModel(knobs)
 }
 
 // chooseAlgorithm asks the selector for req's algorithm. The last answer

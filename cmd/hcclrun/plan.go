@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	hccl "github.com/hcclrun/hcclrun/runtime"
 	"github.com/hcclrun/hcclrun/runtime/algo"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
@@ -20,7 +21,8 @@ func planCommand() *cli.Command {
 		Usage:     "print every algorithm's predicted time for a collective, and the choice",
 		UsageText: "hcclrun plan --np 64 --servers 8 --op allreduce --bytes 1M [--algo SPEC] [--rank R]",
 		Description: `Prices every algorithm for one call with the runtime's cost model
-(alpha-beta-gamma per link class; HCCL_TUNING_FILE overrides the constants)
+(alpha-beta-gamma per link class; HCCL_TUNING_FILE overrides the constants,
+HCCL_SHM_DISABLE and HCCL_SHM_DIRECT change what it prices as a job would)
 under the HCCL_ALGO policy (or --algo), for up to 65536 ranks, and marks the
 one the runtime would choose. With --rank, also prints that rank's plan of
 the chosen algorithm step by step.`,
@@ -42,7 +44,7 @@ the chosen algorithm step by step.`,
 			if err != nil {
 				return usageErrorf("plan: --bytes: %v", err)
 			}
-			model, policy, err := selector.FromEnv(os.Getenv)
+			model, policy, err := hccl.SelectorModel(os.Getenv)
 			if err != nil {
 				return err
 			}

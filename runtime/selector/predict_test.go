@@ -206,20 +206,21 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
-func TestFromEnv(t *testing.T) {
+func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tuning")
 	if err := os.WriteFile(path, []byte("net.alpha 7us\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"HCCL_ALGO": "allreduce:rhd", "HCCL_TUNING_FILE": path}
-	m, p, err := FromEnv(func(k string) string { return env[k] })
+	m, p, err := Load("allreduce:rhd", path)
 	if err != nil || m.Links[Net].Alpha != 7*time.Microsecond || !p.Forced(plan.AllReduce) || p.Forced(plan.AllGather) {
-		t.Errorf("FromEnv = %+v, %v, %v", m.Links[Net], p, err)
+		t.Errorf("Load = %+v, %v, %v", m.Links[Net], p, err)
 	}
-	env["HCCL_ALGO"] = "bogus"
-	if _, _, err := FromEnv(func(k string) string { return env[k] }); err == nil {
-		t.Error("FromEnv accepted HCCL_ALGO=bogus")
+	if _, _, err := Load("bogus", path); err == nil {
+		t.Error("Load accepted HCCL_ALGO=bogus")
+	}
+	if _, _, err := Load("", filepath.Join(dir, "missing")); err == nil {
+		t.Error("Load accepted a tuning file that does not exist")
 	}
 }
 

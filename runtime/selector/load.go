@@ -1,0 +1,29 @@
+package selector
+
+import (
+	"fmt"
+	"os"
+)
+
+// Load builds a model and policy from an HCCL_ALGO spec (see Policy) and
+// a tuning file path ("" for none), a tuning file applied over
+// DefaultModel (see ParseTuning). The runtime reads those settings from
+// its environment (runtime.SelectorModel); this package reads none.
+func Load(algoSpec, tuningFile string) (Model, Policy, error) {
+	m := DefaultModel()
+	p, err := ParseAlgo(algoSpec)
+	if err != nil {
+		return m, Policy{}, err
+	}
+	if tuningFile != "" {
+		f, err := os.Open(tuningFile)
+		if err != nil {
+			return m, Policy{}, fmt.Errorf("HCCL_TUNING_FILE: %w", err)
+		}
+		defer f.Close()
+		if m, err = ParseTuning(f, m); err != nil {
+			return DefaultModel(), Policy{}, fmt.Errorf("HCCL_TUNING_FILE %s: %w", tuningFile, err)
+		}
+	}
+	return m, p, nil
+}
