@@ -77,6 +77,7 @@ func (j *Job) runPlaced(ctx context.Context) error {
 // prepare does what comes before the first rank: the -x variables, the job
 // id and key, the control plane, and the rank table that names it.
 func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
+	go inPlacePays() // timed while the rest is prepared; withInPlaceChoice waits for it
 	exports, missing, err := ExportEnv(r.Export, os.LookupEnv)
 	if err != nil {
 		return nil, nil, err
@@ -112,6 +113,7 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 			var data []byte
 			if data, err = table.Marshal(); err == nil {
 				r.cpus = tableCPUs(table)
+				r.inPlaceChoice()
 				r.env = JobEnv{ControlAddr: addr, JobID: jobID, JobKey: netio.EncodeKey(key)}
 				return ctl, data, nil
 			}

@@ -70,7 +70,7 @@ func (c *Comm) run(ctx context.Context, a *call) error {
 	ec := executor.Call{
 		Desc:     netio.Call{Coll: uint8(coll), DType: uint8(a.dtype), Root: -1, Count: uint64(a.req.Count)},
 		ElemSize: a.dtype.Size(),
-		Post:     c.knobs.shmDirect().postsNow(coll),
+		Post:     c.knobs.shmDirect().posts(coll),
 	}
 	if coll == plan.Broadcast || coll == plan.Reduce {
 		ec.Desc.Root = int32(a.req.Root)

@@ -10,7 +10,6 @@ import (
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
-	"github.com/hcclrun/hcclrun/shm"
 )
 
 // The environment hcclrun gives every rank, and the runtime's knobs. This
@@ -73,7 +72,8 @@ const (
 	// only sends and leaf only receives, so the ring's two copies run at
 	// once (1 MiB 29.7 against 31.2, 4 MiB 116 against 122). On a
 	// machine where the kernel reads another process's memory slowly
-	// (the PVM machine) the rings win for those three too: postsNow.
+	// (the PVM machine) the rings win for those three too, and hcclrun
+	// gives every rank HCCL_SHM_DIRECT=0 there (launcher/inplace.go).
 	directCopied directMode = iota
 	directAll               // HCCL_SHM_DIRECT=1: every collective
 	directNone              // HCCL_SHM_DIRECT=0: none; the links do not even probe
@@ -88,16 +88,6 @@ func (m directMode) posts(coll plan.Coll) bool {
 		return coll == plan.AllGather || coll == plan.AlltoAll || coll == plan.AlltoAllV
 	}
 	return false
-}
-
-// postsNow reports whether this process's calls of coll hand payloads
-// over in place: as posts says, except that by default a machine where
-// reading another process's memory is slow (shm.InPlacePays, measured
-// once at the first such call) keeps them in the rings too. The selector
-// prices by posts alone: its choice must be the same on every rank, and
-// each rank times the machine for itself.
-func (m directMode) postsNow(coll plan.Coll) bool {
-	return m.posts(coll) && (m != directCopied || shm.InPlacePays())
 }
 
 // shmDirect is the mode in force: HCCL_SHM_DIRECT_DISABLE=1 wins.

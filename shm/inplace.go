@@ -45,8 +45,10 @@ var inPlace struct {
 // InPlacePays reports whether on this machine one read of another
 // process's memory (ReadProcess) costs less than inPlaceRatio copies in
 // user space, timing both, once per process, on buffers of its own: the
-// first call costs a fraction of a millisecond. A process that cannot read
-// its own memory this way gets false.
+// first call costs a fraction of a millisecond (1.4 ms on the PVM
+// machine, most of it faulting the buffers in). A process that cannot
+// read its own memory this way gets false. The launcher asks, once for a
+// job (launcher/inplace.go): ranks that each asked could disagree.
 func InPlacePays() bool {
 	inPlace.once.Do(measureInPlace)
 	return inPlace.pays

@@ -22,9 +22,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	hccl "github.com/hcclrun/hcclrun/runtime"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
 )
@@ -95,17 +98,18 @@ func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
 	if err != nil {
 		return err
 	}
-	m := selector.DefaultModel()
+	env, err := rankEnv(dir)
+	if err != nil {
+		return err
+	}
 	if tuning != "" {
-		f, err := os.Open(tuning)
-		if err != nil {
-			return err
-		}
-		m, err = selector.ParseTuning(f, m)
-		f.Close()
-		if err != nil {
-			return err
-		}
+		env["HCCL_TUNING_FILE"] = tuning
+	}
+	// The model the runs' jobs chose with: the launcher may have set
+	// HCCL_SHM_DIRECT for them (launcher/inplace.go).
+	m, _, err := hccl.SelectorModel(func(k string) string { return env[k] })
+	if err != nil {
+		return err
 	}
 	if fit {
 		var samples []selector.Sample
@@ -333,4 +337,25 @@ func us(d time.Duration) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// rankEnv reads the HCCL_ variables the calibrate script found in a
+// rank's environment as hcclrun gives it (OUTDIR/rank.env, NAME=value
+// lines), which change how the selector prices; none when the file is
+// absent (runs of an older script).
+func rankEnv(dir string) (map[string]string, error) {
+	env := map[string]string{}
+	data, err := os.ReadFile(filepath.Join(dir, "rank.env"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return env, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, value, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.HasPrefix(name, "HCCL_") {
+			env[name] = value
+		}
+	}
+	return env, nil
 }
