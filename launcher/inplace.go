@@ -47,8 +47,9 @@ func withInPlaceChoice(exports []string, lookup func(string) (string, bool), pay
 	return append(exports, envShmDirect+"=0")
 }
 
-// inPlacePays is shm.InPlacePays, started early (prepare) so that its
-// fraction of a millisecond overlaps the launcher's other work.
+// inPlacePays is shm.InPlacePays, started as a job starts (Job.Run) so
+// that its millisecond or two on the PVM machine (faulting its buffers in
+// costs most of it) overlaps the launcher's other work.
 var inPlacePays = shm.InPlacePays
 
 // inPlaceChoice applies withInPlaceChoice to the job's exports and says

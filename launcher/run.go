@@ -23,6 +23,7 @@ import (
 // Run returns after every rank has been reaped, its output flushed, the
 // control plane closed and the rank tables removed.
 func (j *Job) Run(ctx context.Context) error {
+	go inPlacePays() // timed while the job is prepared; prepare waits for it (inplace.go)
 	if j.Hosts == nil && j.Placement != nil {
 		return j.runPlaced(ctx)
 	}
@@ -77,7 +78,6 @@ func (j *Job) runPlaced(ctx context.Context) error {
 // prepare does what comes before the first rank: the -x variables, the job
 // id and key, the control plane, and the rank table that names it.
 func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
-	go inPlacePays() // timed while the rest is prepared; withInPlaceChoice waits for it
 	exports, missing, err := ExportEnv(r.Export, os.LookupEnv)
 	if err != nil {
 		return nil, nil, err
