@@ -6,11 +6,11 @@ import (
 )
 
 // TestCopy holds Copy to copy over lengths on both sides of
-// repMovsbMin and misaligned starts, with bytes around the destination
+// repMovsbMin and of streamMin, and misaligned starts, with bytes around the destination
 // that must stay untouched.
 func TestCopy(t *testing.T) {
-	src := pattern(1<<20+64, 7)
-	for _, n := range []int{0, 1, 7, 63, 4095, repMovsbMin, repMovsbMin + 1, 65536 + 3, 1 << 20} {
+	src := pattern(streamMin+64, 7)
+	for _, n := range []int{0, 1, 7, 63, 4095, repMovsbMin, repMovsbMin + 1, 65536 + 3, 1 << 20, streamMin - 1, streamMin + 5} {
 		for _, off := range [][2]int{{0, 0}, {1, 0}, {0, 3}, {5, 13}, {8, 24}} {
 			so, do := off[0], off[1]
 			dst := bytes.Repeat([]byte{0xee}, n+do+32)
