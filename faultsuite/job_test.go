@@ -194,7 +194,8 @@ type rank struct {
 
 var startRE = regexp.MustCompile(`^rank (\d+) start pid=(\d+) control=(\S+) job=(\S+)$`)
 
-// ranks waits for n start lines and returns them by rank.
+// ranks waits for n start lines and returns them by rank: every start
+// line there is by then, the ranks without one zero.
 func (j *job) ranks(n int, d time.Duration) []rank {
 	j.t.Helper()
 	_, ms := j.waitLines(startRE, n, d)
@@ -202,9 +203,10 @@ func (j *job) ranks(n int, d time.Duration) []rank {
 	for _, m := range ms {
 		r, _ := strconv.Atoi(m[1])
 		pid, _ := strconv.Atoi(m[2])
-		if r < n {
-			rs[r] = rank{pid: pid, control: m[3], jobID: m[4]}
+		for r >= len(rs) {
+			rs = append(rs, rank{})
 		}
+		rs[r] = rank{pid: pid, control: m[3], jobID: m[4]}
 	}
 	return rs
 }

@@ -21,9 +21,12 @@ func TestShmTooSmall(t *testing.T) {
 	}
 	prefix := []string{"unshare", "-m", "sh", "-c", `mount -t tmpfs -o size=2m tmpfs /dev/shm && exec "$0" "$@"`}
 	j := startJob(t, nil, prefix, args(faultProg, "-mode", "loop", "-for", "1s")...)
-	rs := j.ranks(4, 30*time.Second)
+	j.ranks(1, 30*time.Second)
 	j.wait(20 * time.Second)
-	j.checkClean(rs)
+	// The first rank to fail brings the job down, and a rank that was
+	// still starting may be stopped before it says so: check the ranks
+	// that did.
+	j.checkClean(j.ranks(1, time.Second))
 	msg := regexp.MustCompile(`^hccl: Init rank \d: /dev/shm has 2 MiB free, this job needs \d+ [KMG]iB: enlarge it or lower HCCL_BUFFSIZE$`)
 	errs := j.errors()
 	if len(errs) == 0 {
