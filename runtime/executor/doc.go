@@ -5,21 +5,25 @@
 // ops of one step concurrently and starts a step when the previous one has
 // finished. Every transfer is cut into segments of at most SegmentBytes, one
 // frame each, so that a receiver reduces segment k while segment k+1 is still
-// on the wire, and so that no link needs to buffer a whole transfer.
+// on the wire, and so that no link needs to buffer a whole transfer; a link
+// that cuts a transfer into frames of its own size (TCP) is taken as it
+// comes.
 //
 // The calling goroutine runs what needs no waiting first: the sends a
-// link takes at once, either handed over in place (transport.Poster: shared
-// memory can let the peer copy transfers of up to postMax bytes straight out
-// of this rank's buffer, where the runtime turns that on) or small enough
-// for the link's buffer
-// (transport.TrySender), then the step's local copies and reductions. Of
-// several ops left, it takes the receives that have arrived whole as they
-// come, polling small ones for a while (arrived.go, transport.Arriver);
-// then it runs one of what remains, and the others run on workers, one
-// goroutine each, kept between calls. A step of one send and one receive thus runs on one
-// goroutine, which matters on machines with few cores: every extra thread
-// that must run is a hand-off through the scheduler. A step ends when its
-// ops are done and its peers have read what it posted (waitPosted), so the
+// link takes at once, either started and left to the link to finish
+// (transport.AsyncSender: TCP writes the rest while the rank waits for
+// its receives), handed over in place (transport.Poster: shared memory
+// can let the peer copy transfers of up to postMax bytes straight out of
+// this rank's buffer, where the runtime turns that on) or small enough
+// for the link's buffer (transport.TrySender), then the step's local
+// copies and reductions. Of several ops left, it takes the receives that
+// have arrived whole as they come, polling small ones for a while
+// (arrived.go, transport.Arriver); then it runs one of what remains, and
+// the others run on workers, one goroutine each, kept between calls. A
+// step of one send and one receive thus runs on one goroutine, which
+// matters on machines with few cores: every extra thread that must run is
+// a hand-off through the scheduler. A step ends when its ops are done and
+// its links are done with what it posted or started (waitPosted), so the
 // next step may overwrite those buffers.
 //
 // Every frame carries the call's sequence number and descriptor, the sender,

@@ -320,19 +320,21 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 // choice (Call.Post; runtime/env.go says which and why).
 const postMax = 16 << 20
 
-// posted is a link that a step posted payloads to (transport.Poster).
+// posted is a link that a step posted payloads to or started sends on
+// (transport.Poster, transport.AsyncSender).
 type posted struct {
 	peer int
-	link transport.Poster
+	link transport.PostWaiter
 }
 
-// tryInline sends t, if it is at most postMax bytes, as far as its link
-// takes it without waiting: handed over in place (transport.Poster), the
-// step then waiting for the peer's read at its end (waitPosted), or else
-// into the link's buffer, segment by segment while there is room
-// (transport.TrySender). It reports whether all of t was sent; exec sends
-// the rest, from t.sent. An error is left to exec too, which meets it again
-// and reports it.
+// tryInline sends t as far as its link takes it without waiting: started,
+// the link writing the rest while this rank waits for its receives
+// (transport.AsyncSender), or, if it is at most postMax bytes, handed over
+// in place (transport.Poster), the step then waiting at its end for the
+// link to be done with it (waitPosted), or else into the link's buffer,
+// segment by segment while there is room (transport.TrySender). It
+// reports whether all of t was sent; exec sends the rest, from t.sent. An
+// error is left to exec too, which meets it again and reports it.
 //
 // Only the caller's send buffer is handed over in place: the receive
 // buffer and scratch are written again by this very collective or the
@@ -344,6 +346,17 @@ func (r *run) tryInline(ctx context.Context, t *task) bool {
 	link := r.e.links.Open(t.op.Peer)
 	if link == nil {
 		return false
+	}
+	if as, ok := link.(transport.AsyncSender); ok {
+		// One header for the whole transfer: the link cuts it into
+		// frames of its own size, which the receiver takes as they come
+		// (recv).
+		t.sendHdr = r.header(t.ord, 0, len(t.src))
+		if err := as.StartSend(ctx, &t.sendHdr, t.src); err != nil {
+			return false
+		}
+		r.e.posted = append(r.e.posted, posted{t.op.Peer, as})
+		return true
 	}
 	if p, ok := link.(transport.Poster); ok && r.call.Post && len(t.src) <= postMax && len(t.src) > 0 && t.op.Src.Buf == plan.BufSend {
 		// One frame for the whole transfer: the receiver takes it for
@@ -531,15 +544,8 @@ func (r *run) header(ord uint32, off, n int) netio.Header {
 
 func (r *run) send(ctx context.Context, t *task, link transport.Link) error {
 	src := t.src
-	frame := 0
-	if fs, ok := link.(transport.FrameSizer); ok {
-		frame = fs.FrameBytes() - fs.FrameBytes()%r.call.ElemSize
-	}
 	for off := t.sent; ; {
 		n := r.segment(off, len(src))
-		if frame > n {
-			n = min(frame, len(src)-off)
-		}
 		t.sendHdr = r.header(t.ord, off, n)
 		if err := link.Send(ctx, &t.sendHdr, src[off:off+n]); err != nil {
 			return err
@@ -561,9 +567,10 @@ func (r *run) recv(ctx context.Context, t *task, link transport.Link) error {
 		if err := link.RecvHeader(ctx, &t.recvHdr); err != nil {
 			return err
 		}
-		if got := int(t.recvHdr.Len); got > n && got <= len(dst)-off && got%r.call.ElemSize == 0 {
-			// A frame that covers several segments: a posted
-			// transfer (tryInline) or a link's own frame size (send).
+		if got := int(t.recvHdr.Len); got != n && got > 0 && got <= len(dst)-off && got%r.call.ElemSize == 0 {
+			// A frame of the sender's size, not this rank's segment:
+			// a posted transfer, or a started one that the link cut
+			// into frames of its own size (tryInline).
 			n, want.Len = got, t.recvHdr.Len
 		}
 		if t.recvHdr != want {
@@ -641,8 +648,8 @@ func (p *pieceReducer) piece(off int, b []byte) {
 }
 
 // stagingFor returns the staging buffer of receives from peer, at least n
-// bytes (a segment, or a larger frame from a link that sends frames of its
-// own size, transport.FrameSizer). Ops of one step receive from distinct
+// bytes (a segment, or a larger frame from a link that cuts the frames of
+// a started send itself, transport.AsyncSender). Ops of one step receive from distinct
 // peers, so they never share one; ops of one step may ask concurrently.
 func (e *Executor) stagingFor(peer, n int) []byte {
 	e.stagingMu.Lock()

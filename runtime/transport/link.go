@@ -73,9 +73,34 @@ type Poster interface {
 	// later WaitPosted returns. An error leaves the link unusable.
 	TryPost(ctx context.Context, h *netio.Header, p []byte) (posted bool, err error)
 
-	// WaitPosted waits until the receiver has read every payload posted
-	// so far.
+	PostWaiter
+}
+
+// PostWaiter waits for the sends a link took without waiting (Poster,
+// AsyncSender) to be done with the caller's memory.
+type PostWaiter interface {
+	// WaitPosted waits until every payload posted or started so far is
+	// out of the caller's memory: read by the receiver (Poster) or
+	// written to the link (AsyncSender).
 	WaitPosted(ctx context.Context) error
+}
+
+// AsyncSender is implemented by links that can start a send and finish
+// it later (TCP: the socket takes what its buffer holds at once, and the
+// rest is written while the rank waits for its receives, on any of its
+// links). The executor starts a step's sends this way and runs the
+// receive on its calling goroutine, where a send handed to a worker
+// goroutine costs a wake-up through the scheduler for every frame that
+// finds the socket full.
+type AsyncSender interface {
+	// StartSend sends h and p, which the link may cut into frames of its
+	// own size (each with h's fields, its own Offset and Len), as far as
+	// it can without waiting, and leaves the rest to be written later.
+	// p must stay unchanged until a later WaitPosted returns. An error,
+	// here or from WaitPosted, leaves the link unusable.
+	StartSend(ctx context.Context, h *netio.Header, p []byte) error
+
+	PostWaiter
 }
 
 // Arriver is implemented by links that can tell, without waiting, that
@@ -90,14 +115,4 @@ type Arriver interface {
 	// (-1 when the read will fail instead, or the link is between a
 	// header and its payload).
 	Arrived() (payload int, ok bool)
-}
-
-// FrameSizer is implemented by links that carry large transfers best in
-// frames of their own size rather than the executor's segment (TCP, where
-// a frame's header and system calls cost more than in shared memory, and
-// where nothing is gained by cutting what the kernel streams anyway). The
-// receiver takes a frame that covers several of its segments as they are.
-type FrameSizer interface {
-	// FrameBytes returns the payload size the link prefers per frame.
-	FrameBytes() int
 }

@@ -5,5 +5,13 @@
 // Send writes the 48-byte frame header and the payload with one writev;
 // receives go through a buffered reader, so small frames cost one read
 // system call for several frames while large payloads are read straight
-// into the destination.
+// into the destination. Reads and writes that find the socket not ready
+// spin for a while before they park on Go's network poller (poll.go).
+//
+// The executor starts its sends (transport.AsyncSender, async.go): the
+// socket takes what its buffer holds, and the rest is written by the
+// process's reads while they spin on their own sockets, by a goroutine of
+// the link once a read parks, or by WaitPosted at the end of the step. A
+// ring step's send and receive thus run on one goroutine, as one thread
+// progresses both in Open MPI's TCP transport.
 package tcplink

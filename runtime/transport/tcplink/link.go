@@ -17,21 +17,20 @@ import (
 // frames, small compared with the payloads that bypass it.
 const readBufferBytes = 64 << 10
 
-// frameBytes is the payload per frame that the executor sends large
-// transfers in (transport.FrameSizer): AllReduce 1 MiB at np 2 over
-// loopback took 707-1005 us with 1 MiB frames against 1159-1180 us with the
-// executor's 256 KiB segments.
+// frameBytes is the largest payload of a frame of a started send
+// (StartSend): AllReduce 1 MiB at np 2 over loopback took 707-1005 us with
+// 1 MiB frames against 1159-1180 us with the executor's 256 KiB segments,
+// when the executor cut the frames. A multiple of every element size.
 const frameBytes = 1 << 20
-
-// FrameBytes implements transport.FrameSizer.
-func (l *Link) FrameBytes() int { return frameBytes }
 
 // smallFrame is the payload size up to which header and payload are copied
 // into one buffer and written with a single write.
 const smallFrame = 4 << 10
 
 // Link is a transport.Link over a TCP connection. One goroutine may send
-// while another receives.
+// while another receives. Its sends can also be started and left to
+// finish (transport.AsyncSender, async.go): then the process's reads, on
+// any link, and a goroutine of the link's write the rest.
 type Link struct {
 	conn net.Conn
 	poll *pollConn // conn, when it spins before it parks (poll.go)
@@ -44,6 +43,9 @@ type Link struct {
 	recvHdr [netio.HeaderSize]byte
 	pending int // payload bytes of the last header read, not yet received
 
+	async asyncSend
+
+	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -52,7 +54,9 @@ type Link struct {
 func New(conn net.Conn, peer int) *Link {
 	conn = newPollConn(conn)
 	poll, _ := conn.(*pollConn)
-	return &Link{conn: conn, poll: poll, peer: peer, r: bufio.NewReaderSize(conn, readBufferBytes)}
+	l := &Link{conn: conn, poll: poll, peer: peer, r: bufio.NewReaderSize(conn, readBufferBytes), closed: make(chan struct{})}
+	l.async.wake = make(chan struct{}, 1)
+	return l
 }
 
 // Send transmits h and p.
@@ -61,6 +65,12 @@ func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
 		return fmt.Errorf("tcplink: header says %d bytes, payload has %d", h.Len, len(p))
 	}
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// A started send goes first: frames stay in order.
+	l.async.mu.Lock()
+	defer l.async.mu.Unlock()
+	if err := l.finish(ctx); err != nil {
 		return err
 	}
 	defer l.watch(ctx)()
@@ -123,9 +133,20 @@ func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
 // closes, so Shut is Close.
 func (l *Link) Shut() { l.Close() }
 
-// Close closes the connection; pending calls fail.
+// Close closes the connection; pending calls fail, and so does a started
+// send, whose flusher ends.
 func (l *Link) Close() error {
-	l.closeOnce.Do(func() { l.closeErr = l.conn.Close() })
+	l.closeOnce.Do(func() {
+		l.closeErr = l.conn.Close()
+		close(l.closed)
+		// Whoever writes fails now, and lets go of the send.
+		a := &l.async
+		a.mu.Lock()
+		if a.busy.Load() {
+			a.done(net.ErrClosed)
+		}
+		a.mu.Unlock()
+	})
 	return l.closeErr
 }
 

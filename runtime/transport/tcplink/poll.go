@@ -44,12 +44,13 @@ type pollConn struct {
 	rspin  spinner
 	readFn func(fd uintptr) bool
 
-	wbufs   [][]byte
-	wn      int
-	werr    error
-	wspin   spinner
-	wone    [1][]byte
-	writeFn func(fd uintptr) bool
+	wbufs      [][]byte
+	wn         int
+	werr       error
+	wspin      spinner
+	wone       [1][]byte
+	writeFn    func(fd uintptr) bool
+	tryWriteFn func(fd uintptr) bool
 }
 
 // newPollConn wraps conn when it exposes its socket, else returns it.
@@ -63,7 +64,7 @@ func newPollConn(conn net.Conn) net.Conn {
 		return conn
 	}
 	c := &pollConn{Conn: conn, raw: raw}
-	c.readFn, c.writeFn = c.readSome, c.writeSome
+	c.readFn, c.writeFn, c.tryWriteFn = c.readSome, c.writeSome, c.writeOnce
 	return c
 }
 
@@ -88,7 +89,9 @@ func (c *pollConn) Read(p []byte) (int, error) {
 }
 
 // readSome is Read's RawConn function: it reports whether it is done,
-// false to wait for the socket.
+// false to wait for the socket. While it spins on an empty socket it
+// writes what it can of the process's started sends, and before it parks
+// it hands them to their links' flushers (async.go).
 func (c *pollConn) readSome(fd uintptr) bool {
 	for {
 		c.rn, c.rerr = unix.Read(int(fd), c.rbuf)
@@ -97,7 +100,10 @@ func (c *pollConn) readSome(fd uintptr) bool {
 		case c.rerr != unix.EAGAIN:
 			return true
 		case !c.rspin.again():
+			handOffUnfinished()
 			return false
+		default:
+			progressUnfinished()
 		}
 	}
 }
@@ -114,10 +120,8 @@ func (c *pollConn) Write(p []byte) (int, error) {
 func (c *pollConn) writev(bufs [][]byte) (int, error) {
 	total := 0
 	c.wspin = spinner{d: time.Duration(spinFor.Load())}
+	bufs = consume(bufs, 0) // writev(2) of nothing returns 0 for ever
 	for {
-		for len(bufs) > 0 && len(bufs[0]) == 0 {
-			bufs = bufs[1:] // writev(2) of nothing returns 0 for ever
-		}
 		if len(bufs) == 0 {
 			return total, nil
 		}
@@ -132,12 +136,35 @@ func (c *pollConn) writev(bufs [][]byte) (int, error) {
 			return total, &net.OpError{Op: "write", Net: "tcp", Addr: c.RemoteAddr(), Err: werr}
 		}
 		total += n
-		for n > 0 {
-			k := min(n, len(bufs[0]))
-			bufs[0], n = bufs[0][k:], n-k
-			if len(bufs[0]) == 0 {
-				bufs = bufs[1:]
-			}
+		bufs = consume(bufs, n)
+	}
+}
+
+// tryWritev writes what the socket takes of bufs now, with one writev(2),
+// without waiting: 0 bytes and no error when the socket is full. It does
+// not consume bufs.
+func (c *pollConn) tryWritev(bufs [][]byte) (int, error) {
+	c.wbufs, c.wn, c.werr = bufs, 0, nil
+	err := c.raw.Write(c.tryWriteFn)
+	n, werr := c.wn, c.werr
+	c.wbufs = nil
+	switch {
+	case err != nil:
+		return 0, err
+	case werr == unix.EAGAIN:
+		return 0, nil
+	case werr != nil:
+		return 0, &net.OpError{Op: "write", Net: "tcp", Addr: c.RemoteAddr(), Err: werr}
+	}
+	return n, nil
+}
+
+// writeOnce is tryWritev's RawConn function: one writev, never a wait.
+func (c *pollConn) writeOnce(fd uintptr) bool {
+	for {
+		c.wn, c.werr = unix.Writev(int(fd), c.wbufs)
+		if c.werr != unix.EINTR {
+			return true
 		}
 	}
 }
