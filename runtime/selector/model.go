@@ -124,12 +124,17 @@ func DefaultModel() Model {
 		Copy:    1 / 5.1e10,
 		Step:    60 * time.Nanosecond,
 		Handoff: 4 * time.Microsecond,
-		// Fitted on the calibration after the executor's poll (cal7 in
-		// docs/selector.md): 32 to 128 KiB choose alike, 256 KiB (the
-		// executor's default segment, the poll's bound in the code) one
-		// point worse, no bound (the model before the poll) 24 clear
-		// misses instead of 12.
-		PollMax: 128 << 10,
+		// Below the poll's bound in the code (a receive of one frame):
+		// with more ranks than cores a polled receive of tens of KiB
+		// still waits for its peer's turn on a core. Chosen on the
+		// calibration of 2026-12-03 07:36 (cal14 in docs/selector.md,
+		// 8 to 32 KiB choose alike, 128 KiB 7 points worse, minima
+		// over sweeps) and checked on the next one (cal15: 159 of 189
+		// within 10% against 151 with 128 KiB), both on the KVM
+		// machine; the mesh AllReduce of 128-256 KiB at np 3 and 4,
+		// 15-52% slower than ring or rhd, is what it stops choosing.
+		// 128 KiB was fitted on the PVM machine (cal7).
+		PollMax: 16 << 10,
 		Cores:   goruntime.NumCPU(),
 		Wake:    2 * time.Microsecond,
 		// The executor runs one channel and cuts transfers into
