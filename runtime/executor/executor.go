@@ -649,8 +649,9 @@ func (p *pieceReducer) piece(off int, b []byte) {
 
 // stagingFor returns the staging buffer of receives from peer, at least n
 // bytes (a segment, or a larger frame from a link that cuts the frames of
-// a started send itself, transport.AsyncSender). Ops of one step receive from distinct
-// peers, so they never share one; ops of one step may ask concurrently.
+// a started send itself, transport.AsyncSender). Ops of one step receive
+// from distinct peers, so they never share one; ops of one step may ask
+// concurrently.
 func (e *Executor) stagingFor(peer, n int) []byte {
 	e.stagingMu.Lock()
 	defer e.stagingMu.Unlock()
