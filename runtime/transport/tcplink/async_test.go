@@ -18,28 +18,7 @@ import (
 // once. Smaller buffers make loopback TCP stall on its persist timer.
 func loopbackPair(t *testing.T, peerA, peerB int) (a, b *Link) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
-	dc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac := <-accepted
-	if ac == nil {
-		t.Fatal("accept failed")
-	}
+	ac, dc := loopbackConns(t)
 	for _, c := range []net.Conn{ac, dc} {
 		tc := c.(*net.TCPConn)
 		tc.SetReadBuffer(64 << 10)

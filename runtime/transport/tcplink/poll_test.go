@@ -12,30 +12,7 @@ import (
 // empty ones included (writev(2) of nothing returns 0, which a loop that
 // waits for progress would retry for ever), and Write of nothing returns.
 func TestPollConnWritev(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
-	raw, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	peer := <-accepted
-	if peer == nil {
-		t.Fatal("accept failed")
-	}
-	defer peer.Close()
+	peer, raw := loopbackConns(t)
 	c, ok := newPollConn(raw).(*pollConn)
 	if !ok {
 		t.Fatal("a TCP connection was not wrapped")
@@ -68,4 +45,35 @@ func TestPollConnWritev(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("writev did not return")
 	}
+}
+
+// loopbackConns returns the two ends of a loopback TCP connection, closed
+// when the test ends.
+func loopbackConns(t *testing.T) (accepted, dialed net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ch := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			close(ch)
+			return
+		}
+		ch <- c
+	}()
+	dialed, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dialed.Close() })
+	accepted = <-ch
+	if accepted == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { accepted.Close() })
+	return accepted, dialed
 }
