@@ -37,6 +37,7 @@ const (
 	fitStep
 	fitWake
 	fitHandoff
+	fitNetWake
 	numFit
 )
 
@@ -89,6 +90,16 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	if over && (s.maxOp > float64(m.PollMax) || m.NoShm) {
 		f[fitHandoff] = s.handoffs * float64(nc)
 	}
+	// Every message received over the net class waits parked, and then
+	// for a core: the first of each round, and over TCP alone the
+	// others of the round too.
+	if over {
+		received := s.lat[Net]
+		if m.NoShm {
+			received += s.handoffs
+		}
+		f[fitNetWake] = received * float64(nc) * share
+	}
 	return f
 }
 
@@ -113,7 +124,7 @@ func (m Model) fitted() [numFit]float64 {
 		m.Links[Shm].Alpha.Seconds(), m.Links[Shm].Beta,
 		m.Links[Net].Alpha.Seconds(), m.Links[Net].Beta,
 		m.Gamma, m.Copy, m.Step.Seconds(),
-		m.Wake.Seconds(), m.Handoff.Seconds(),
+		m.Wake.Seconds(), m.Handoff.Seconds(), m.NetWake.Seconds(),
 	}
 }
 
@@ -122,7 +133,7 @@ func (m Model) withFitted(x [numFit]float64) Model {
 	m.Links[Shm].Alpha, m.Links[Shm].Beta = d(x[fitShmAlpha]), x[fitShmBeta]
 	m.Links[Net].Alpha, m.Links[Net].Beta = d(x[fitNetAlpha]), x[fitNetBeta]
 	m.Gamma, m.Copy, m.Step = x[fitGamma], x[fitCopy], d(x[fitStep])
-	m.Wake, m.Handoff = d(x[fitWake]), d(x[fitHandoff])
+	m.Wake, m.Handoff, m.NetWake = d(x[fitWake]), d(x[fitHandoff]), d(x[fitNetWake])
 	return m
 }
 

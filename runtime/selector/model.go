@@ -71,6 +71,14 @@ type Model struct {
 	// one Wake more, the partner's and then its own.
 	Cores int
 	Wake  time.Duration
+	// NetWake is what each message received over the net class on the
+	// critical path costs, times ranks/Cores, when ranks outnumber
+	// cores: the receiver waits for it parked in Go's network poller
+	// (a socket cannot be polled across ranks the way shm is), and its
+	// wake-up waits for a core. Loopback TCP at np 3 and 4 on 2 cores
+	// measured 25-40 us per received message whatever the algorithm
+	// (cal15: ring 6 messages 240 us, rhd 4 165, one-shot 3 115).
+	NetWake time.Duration
 	// NoShm prices every link as the net class (HCCL_SHM_DISABLE=1).
 	NoShm bool
 	// Posted says which collectives hand the shm transfers from the
@@ -137,6 +145,7 @@ func DefaultModel() Model {
 		PollMax: 16 << 10,
 		Cores:   goruntime.NumCPU(),
 		Wake:    2 * time.Microsecond,
+		NetWake: 19 * time.Microsecond,
 		// The executor runs one channel and cuts transfers into
 		// HCCL_BUFFSIZE/4 (256 KiB) segments whatever the selector says;
 		// one channel keeps the prices those of what runs.

@@ -22,6 +22,7 @@ import (
 //	poll.max 128K            # the largest transfer that pays no handoff
 //	cores 2                  # cores a server's ranks share
 //	wake 30us                # a round over shm when ranks outnumber cores
+//	net.wake 20us            # a message received over net, the same
 //	channels.max 2
 //	channels.minbytes 256K
 //	segment.min 8K
@@ -97,6 +98,10 @@ func (m *Model) set(key, val string) error {
 			return rate(&l.Beta)
 		case "parallel":
 			return count(&l.Parallel)
+		case "wake":
+			if cls == "net" {
+				return dur(&m.NetWake)
+			}
 		}
 		return fmt.Errorf("unknown setting")
 	}
