@@ -120,7 +120,10 @@ type Model struct {
 // constants scored 156. On the PVM machine again that evening (/tmp/cal13,
 // 18:39-18:58 UTC) these constants chose within 10% at 153 of 189 (148
 // with medians), none clearly worse, where a refit to its data chose
-// worse even in-sample (141, 10 clearly worse): they stay for both. Cores
+// worse even in-sample (141, 10 clearly worse): they stay for both.
+// PollMax and NetWake were set on the KVM machine of 2026-12-03, each
+// chosen on one calibration and checked on the next (/tmp/cal14 and
+// /tmp/cal15: 160 of 189 within 10% there, none clearly worse). Cores
 // is this machine's; a tuning file overrides any of them (ParseTuning).
 func DefaultModel() Model {
 	return Model{
