@@ -201,6 +201,7 @@ func (r *run) step(ctx context.Context, index int, s *plan.Step) error {
 	}
 	e.posted = e.posted[:0]
 	tasks = r.inlineFirst(ctx, tasks)
+	r.backgroundStarted(tasks)
 	if err := r.runTasks(ctx, tasks); err != nil {
 		return err
 	}
@@ -381,6 +382,38 @@ func (r *run) tryInline(ctx context.Context, t *task) bool {
 		}
 		if t.sent += n; t.sent >= len(t.src) {
 			return true
+		}
+	}
+}
+
+// backgroundStarted hands the step's started sends to their links to
+// finish on their own (transport.AsyncSender.Background) when one of the
+// tasks left receives over a link that is not one of theirs: the waits
+// of a TCP receive write what is left of the rank's started sends, those
+// of a shared-memory receive do not, and the send would otherwise wait
+// for the receive to end (a ring step that spans two servers).
+func (r *run) backgroundStarted(left []*task) {
+	started := false
+	for _, p := range r.e.posted {
+		if _, ok := p.link.(transport.AsyncSender); ok {
+			started = true
+			break
+		}
+	}
+	if !started {
+		return
+	}
+	for _, t := range left {
+		if t.op.Kind != plan.OpRecv && t.op.Kind != plan.OpRecvReduce {
+			continue
+		}
+		if _, ok := r.e.links.Open(t.op.Peer).(transport.AsyncSender); !ok {
+			for _, p := range r.e.posted {
+				if as, ok := p.link.(transport.AsyncSender); ok {
+					as.Background()
+				}
+			}
+			return
 		}
 	}
 }

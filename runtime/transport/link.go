@@ -100,6 +100,11 @@ type AsyncSender interface {
 	// here or from WaitPosted, leaves the link unusable.
 	StartSend(ctx context.Context, h *netio.Header, p []byte) error
 
+	// Background makes the link write what is left of its started send
+	// on its own, for a caller about to wait on something that does not
+	// progress it: a receive over another transport.
+	Background()
+
 	PostWaiter
 }
 

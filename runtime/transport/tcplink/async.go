@@ -27,6 +27,10 @@ import (
 //  4. WaitPosted writes what is left on the calling goroutine, or waits
 //     for the flusher that has it.
 //
+// A rank whose step also waits on a transport whose waits do not write
+// here (shared memory) hands its started sends to the flushers at once
+// (Background), so that they go on while it waits.
+//
 // A link's started send is guarded by asyncSend.mu: whoever writes to the
 // socket holds it (Send too, which first finishes a started send so that
 // frames stay in order). Readers only ever TryLock it, so a reader never
@@ -229,17 +233,32 @@ func handOffUnfinished() {
 	if unfinished.n.Load() == 0 {
 		return
 	}
-	eachUnfinished(func(l *Link) {
-		a := &l.async
-		if !a.flusher {
-			a.flusher = true
-			go l.flush()
-		}
-		select {
-		case a.wake <- struct{}{}:
-		default: // already signalled
-		}
-	})
+	eachUnfinished(func(l *Link) { l.wakeFlusher() })
+}
+
+// Background implements transport.AsyncSender: the flusher takes what is
+// left of the started send, if anything is.
+func (l *Link) Background() {
+	if !l.async.busy.Load() {
+		return
+	}
+	unfinished.mu.Lock()
+	l.wakeFlusher()
+	unfinished.mu.Unlock()
+}
+
+// wakeFlusher starts the link's flusher the first time, and signals it.
+// The caller holds unfinished.mu, which guards a.flusher.
+func (l *Link) wakeFlusher() {
+	a := &l.async
+	if !a.flusher {
+		a.flusher = true
+		go l.flush()
+	}
+	select {
+	case a.wake <- struct{}{}:
+	default: // already signalled
+	}
 }
 
 // eachUnfinished calls fn, under unfinished.mu, for each link whose send
