@@ -18,7 +18,7 @@ import (
 type peerLinks map[int]transport.Link
 
 func (p peerLinks) Link(_ context.Context, peer int) (transport.Link, error) { return p[peer], nil }
-func (p peerLinks) Open(peer int) transport.Link                            { return p[peer] }
+func (p peerLinks) Open(peer int) transport.Link                             { return p[peer] }
 
 // TestStartedSendBesideShm runs a step like that of a ring spanning two
 // servers, as rank 1 sees it: a TCP send to rank 0 larger than the socket
