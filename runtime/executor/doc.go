@@ -12,7 +12,8 @@
 // The calling goroutine runs what needs no waiting first: the sends a
 // link takes at once, either started and left to the link to finish
 // (transport.AsyncSender: TCP writes the rest while the rank waits for
-// its receives), handed over in place (transport.Poster: shared memory
+// its receives over TCP, or on a goroutine of the link when the step
+// also waits on shared memory), handed over in place (transport.Poster: shared memory
 // can let the peer copy transfers of up to postMax bytes straight out of
 // this rank's buffer, where the runtime turns that on) or small enough
 // for the link's buffer (transport.TrySender), then the step's local
