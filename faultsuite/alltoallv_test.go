@@ -54,7 +54,8 @@ func TestAlltoAllVInvalid(t *testing.T) {
 // 8. Rank 2 gets ErrMismatch naming both ranks and the counts, every other
 // rank ErrMismatch or ErrAborted (rank 1's own part may complete, then its
 // next call fails); nothing is written outside any rank's receive ranges
-// (guard elements around every block); hcclrun exits 3 or 4.
+// (guard elements around every block: every rank that ran the AlltoAllV
+// finds them intact); hcclrun exits 3 or 4.
 func TestAlltoAllVDisagree(t *testing.T) {
 	j := startJob(t, nil, nil, args(faultProg, "-mode", "a2av-agree", "-bad", "1")...)
 	rs := j.ranks(4, 30*time.Second)
@@ -63,11 +64,26 @@ func TestAlltoAllVDisagree(t *testing.T) {
 	j.checkClean(rs)
 	ready := readyLines[len(readyLines)-1].at
 
-	_, guards := j.matches(regexp.MustCompile(`^rank \d guard ok$`))
-	if len(guards) != 4 {
-		t.Errorf("%d ranks found their guards intact, want 4\n%s", len(guards), j.output())
-	}
 	errs := j.errors()
+	if _, corrupt := j.matches(regexp.MustCompile(`^rank \d guard CORRUPT`)); len(corrupt) > 0 {
+		t.Errorf("%d ranks found a guard overwritten\n%s", len(corrupt), j.output())
+	}
+	// Every rank checks its guards after the AlltoAllV, but for one that
+	// the abort reached while it was still leaving the Barrier before it
+	// (faultprog's main.go; seen in CI once in six runs): it never wrote.
+	_, guards := j.matches(regexp.MustCompile(`^rank (\d) guard ok$`))
+	checked := map[string]bool{}
+	for _, m := range guards {
+		checked[m[1]] = true
+	}
+	for r := range 4 {
+		if !checked[itoa(r)] && !strings.HasPrefix(errs[r].msg, "hccl: Barrier") {
+			t.Errorf("rank %d neither checked its guards nor failed before the AlltoAllV\n%s", r, j.output())
+		}
+	}
+	if !checked["2"] {
+		t.Errorf("rank 2, which received the extra element, did not check its guards\n%s", j.output())
+	}
 	want := "mismatched collective calls: rank 2 expects 8 elements from rank 1, but rank 1 sends a different count"
 	if e := errs[2]; e.class != "mismatch" || !strings.Contains(e.msg, want) {
 		t.Errorf("rank 2: %s %q, want ErrMismatch saying %q", e.class, e.msg, want)
