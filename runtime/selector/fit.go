@@ -91,14 +91,15 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 		f[fitHandoff] = s.handoffs * float64(nc)
 	}
 	// Every message received over the net class waits parked, and then
-	// for a core: the first of each round, and over TCP alone the
-	// others of the round too.
+	// for a core: the first of each round, counted as the rounds are
+	// (Wake), and over TCP alone the others of the round too, counted as
+	// the hand-offs are (per channel).
 	if over {
 		received := s.lat[Net]
 		if m.NoShm {
-			received += s.handoffs
+			received += s.handoffs * float64(nc)
 		}
-		f[fitNetWake] = received * float64(nc) * share
+		f[fitNetWake] = received * share
 	}
 	return f
 }
