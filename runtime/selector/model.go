@@ -75,9 +75,10 @@ type Model struct {
 	// critical path costs, times ranks/Cores, when ranks outnumber
 	// cores: the receiver waits for it parked in Go's network poller
 	// (a socket cannot be polled across ranks the way shm is), and its
-	// wake-up waits for a core. Loopback TCP at np 3 and 4 on 2 cores
-	// measured 25-40 us per received message whatever the algorithm
-	// (cal15: ring 6 messages 240 us, rhd 4 165, one-shot 3 115).
+	// wake-up waits for a core. Loopback TCP on 2 cores measured 22-43
+	// us per received message at np 4 and 18-36 at np 3, whatever the
+	// algorithm (cal15, np 4, 2 KiB: ring, 6 messages, 257 us; mesh, 6,
+	// 223; rhd, 4, 169; one-shot, 3, 117).
 	NetWake time.Duration
 	// NoShm prices every link as the net class (HCCL_SHM_DISABLE=1).
 	NoShm bool

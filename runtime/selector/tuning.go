@@ -22,7 +22,7 @@ import (
 //	poll.max 128K            # the largest transfer that pays no handoff
 //	cores 2                  # cores a server's ranks share
 //	wake 30us                # a round over shm when ranks outnumber cores
-//	net.wake 20us            # a message received over net, the same
+//	net.wake 20us            # a message received over net, likewise
 //	channels.max 2
 //	channels.minbytes 256K
 //	segment.min 8K
