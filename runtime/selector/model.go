@@ -139,7 +139,7 @@ func DefaultModel() Model {
 		// Below the poll's bound in the code (a receive of one frame):
 		// with more ranks than cores a polled receive of tens of KiB
 		// still waits for its peer's turn on a core. Chosen on the
-		// calibration of 2026-12-03 07:36 (cal14 in docs/selector.md,
+		// calibration of 2026-12-03 07:30 (cal14 in docs/selector.md,
 		// 8 to 32 KiB choose alike, 128 KiB 7 points worse, minima
 		// over sweeps) and checked on the next one (cal15: 159 of 189
 		// within 10% against 151 with 128 KiB), both on the KVM
