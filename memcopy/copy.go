@@ -52,9 +52,10 @@ const repMovsbMin = 4 << 10
 // interleaved runs of the two builds, medians out of place over six runs:
 // AllGather 16 MiB 2324 -> 2160 us, 64 MiB 11113 -> 9632; AlltoAll 16 MiB
 // 2428 -> 2140, 64 MiB 11152 -> 9738; sizes whose blocks stay below
-// streamMin unchanged within the noise (+-10%). A bound of 1 MiB measured
-// the same at 16 and 64 MiB and worse at AllGather 4 MiB (285 -> 321 us,
-// four runs): 2 MiB blocks are better copied through the cache. A copy of
+// streamMin unchanged within the noise (+-10%). A bound of 1 MiB did as
+// well at 16 and 64 MiB (AllGather 0.86 and 0.79 of the time, four runs)
+// and worse at AllGather 4 MiB (285 -> 321 us): 2 MiB blocks are better
+// copied through the cache. A copy of
 // 8 MiB alone, in a loop whose buffers stay in the cache, is faster with
 // REP MOVSB (31 against 23 GB/s), of 64 MiB slower (14 against 19).
 const streamMin = 8 << 20
