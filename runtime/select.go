@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/hcclrun/hcclrun/runtime/plan"
@@ -66,4 +67,26 @@ func (c *Comm) chooseAlgorithm(req *plan.Request, elemSize int) (plan.Algorithm,
 	}
 	c.lastChoice.call, c.lastChoice.algo = call, choice.Algo
 	return choice.Algo, nil
+}
+
+// SetAlgo forces algorithms for the collectives that follow as HCCL_ALGO
+// does, in its grammar ("ring", "^ring", "allreduce:rhd;allgather:pat");
+// "" lets the selector choose again. It replaces what HCCL_ALGO or
+// WithAlgo forced. Every rank must make the same change between the same
+// two collectives, as every rank must start with the same HCCL_ALGO:
+// ranks that choose different algorithms for one call fail it with
+// ErrMismatch or, for a rooted one, may wait until HCCL_EXEC_TIMEOUT.
+// Benchmarks use it to alternate algorithms within one job (hcclrun bench
+// --algos), so that the machine's changes of speed hit them alike. A
+// malformed spec is an error and changes nothing.
+func (c *Comm) SetAlgo(spec string) error {
+	policy, err := selector.ParseAlgo(spec)
+	if err != nil {
+		return fmt.Errorf("rank %d: SetAlgo: %w", c.job.Rank, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sel = c.sel.WithPolicy(policy)
+	c.lastChoice.algo = nil
+	return nil
 }

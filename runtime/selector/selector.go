@@ -42,6 +42,12 @@ func New(m Model, p Policy, log *slog.Logger) *Selector {
 	return &Selector{model: m, policy: p, log: log, cache: map[Call]Choice{}}
 }
 
+// WithPolicy returns a selector that prices with s's model under policy
+// p, with a cache of its own.
+func (s *Selector) WithPolicy(p Policy) *Selector {
+	return &Selector{model: s.model, policy: p, log: s.log, cache: map[Call]Choice{}}
+}
+
 // Choose returns the algorithm, channels and segment size for call. A call
 // that HCCL_ALGO forces onto algorithms unable to serve it is an error that
 // says why, wrapping ErrNoAlgorithm; there is no silent fallback.
