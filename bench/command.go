@@ -39,7 +39,8 @@ func Command(cfg Config) *cli.Command {
 		Name:  "bench",
 		Usage: "benchmark the collectives, nccl-tests style",
 		UsageText: "hcclrun bench [-np N] [-o OP] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP]\n" +
-			"                [-c 0|1] [-d TYPE] [--redop OP] [-r ROOT] [--json FILE] [--plot FILE.svg|.png]",
+			"                [-c 0|1] [-d TYPE] [--redop OP] [-r ROOT] [--algos LIST [--rounds R]]\n" +
+			"                [--json FILE] [--plot FILE.svg|.png]",
 		Description: `Runs the collective OP on N ranks of this machine for every size from MIN to
 MAX bytes, and prints for each size, out of place and in place: the mean time
 of one iteration (the slowest rank's), the algorithm bandwidth (size/time) and
@@ -50,13 +51,20 @@ expected value (-c 1). OP is allreduce, allgather, reducescatter, alltoall,
 alltoallv, broadcast, reduce, a comma-separated list, or all. The runtime's
 knobs (HCCL_ALGO, HCCL_SHM_DISABLE, HCCL_BUFFSIZE, ...) apply as to any job.
 
+--algos ring,rhd,auto compares algorithms within the one job: each size is
+measured in R rounds (--rounds, 5), each round running every listed
+algorithm (auto: the selector's choice) in turn, so that a machine whose speed
+changes meanwhile slows them alike; a row per algorithm gives the median of
+its rounds' means (the JSON keeps each round's, samples_us).
+
 Exit status: 0, 1 when an element was wrong or the job failed, 2 for a usage
 error, 124 when --timeout expired.
 
 Examples:
    hcclrun bench -np 2 -o allreduce -b 8 -e 64M -f 2
    hcclrun bench -np 4 -o all -b 1K -e 16M --json out.json --plot busbw.svg
-   HCCL_SHM_DISABLE=1 hcclrun bench -np 2 -b 1M -e 1M -n 50`,
+   HCCL_SHM_DISABLE=1 hcclrun bench -np 2 -b 1M -e 1M -n 50
+   hcclrun bench -np 4 -o allgather -b 8 -e 1M -f 4 --algos ring,rhd,mesh,pat,auto`,
 		Flags:        benchFlags(),
 		OnUsageError: cfg.OnUsageError,
 		Action:       func(c *cli.Context) error { return runParent(c, cfg) },
@@ -101,6 +109,8 @@ func benchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type: float, double, half, bfloat16, int8, uint8, int16, uint16, int32, uint32, int64, uint64"},
 		&cli.StringFlag{Name: "redop", Value: "sum", Usage: "reduction: sum, prod, max, min, avg (avg: floating types)"},
 		&cli.IntFlag{Name: "root", Aliases: []string{"r"}, Value: 0, Usage: "root of broadcast and reduce"},
+		&cli.StringFlag{Name: "algos", Usage: "compare the algorithms of `LIST` (ring,rhd,mesh,oneshot,pat,tree,auto) within the job"},
+		&cli.IntFlag{Name: "rounds", Value: 5, Usage: "with --algos, measure each algorithm `R` times, interleaved"},
 		&cli.StringFlag{Name: "json", Usage: "write every row to `FILE` as JSON"},
 		&cli.StringFlag{Name: "plot", Usage: "draw busbw against size to `FILE` (.svg or .png)"},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write each rank's CPU profile to `DIR`/rank-N.pprof"},
@@ -195,12 +205,25 @@ func parseOptions(c *cli.Context) (*options, error) {
 		}
 	}
 	o.CPUProfile = c.String("cpuprofile")
+	if c.IsSet("algos") {
+		if o.Algos, err = ParseAlgos(c.String("algos"), o.colls); err != nil {
+			return nil, usageErrorf("bench: --algos: %v", err)
+		}
+		if o.Rounds = c.Int("rounds"); o.Rounds < 1 {
+			return nil, usageErrorf("bench: --rounds must be at least 1, got %d", o.Rounds)
+		}
+	} else if c.IsSet("rounds") {
+		return nil, usageErrorf("bench: --rounds needs --algos")
+	}
 	how := fmt.Sprintf("%d(factor)", factor)
 	if factor == 1 {
 		how = fmt.Sprintf("%d(bytes)", step)
 	}
 	o.header = fmt.Sprintf("hcclrun bench %s: %d ranks, minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d validation: %d",
 		strings.Join(o.Colls, ","), o.np, minB, maxB, how, o.Warmup, o.Iters, c.Int("check"))
+	if len(o.Algos) > 0 {
+		o.header += fmt.Sprintf(" algos: %s rounds: %d", strings.Join(o.Algos, ","), o.Rounds)
+	}
 	return o, nil
 }
 
@@ -232,7 +255,7 @@ func runParent(c *cli.Context, cfg Config) error {
 	if demuxErr != nil {
 		return demuxErr
 	}
-	want := len(o.colls) * len(o.Sizes)
+	want := len(o.colls) * len(o.Sizes) * max(1, len(o.Algos))
 	if len(rep.rows) != want {
 		return fmt.Errorf("bench: the job ended after %d of %d rows", len(rep.rows), want)
 	}
@@ -308,7 +331,7 @@ func (r *report) handle(rec record) error {
 		}
 	case "start":
 		fmt.Fprintf(r.out, "#\n# Collective: %s\n", rec.Coll)
-		writeTableHeader(r.out)
+		writeTableHeader(r.out, len(r.o.Algos) > 0)
 	case "row":
 		if rec.Row == nil {
 			return errors.New("bench: a row record without a row")
@@ -372,13 +395,15 @@ type jsonReport struct {
 	Iters  int       `json:"iters"`
 	Warmup int       `json:"warmup"`
 	DType  string    `json:"dtype"`
+	Algos  []string  `json:"algos,omitempty"`
+	Rounds int       `json:"rounds,omitempty"`
 	Rows   []Row     `json:"rows"`
 }
 
 func (r *report) writeJSON() error {
 	data, err := json.MarshalIndent(jsonReport{
 		Header: r.o.header, Date: time.Now().UTC(), Ranks: r.o.np,
-		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: r.o.DType, Rows: r.rows,
+		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: r.o.DType, Algos: r.o.Algos, Rounds: r.o.Rounds, Rows: r.rows,
 	}, "", "  ")
 	if err != nil {
 		return err

@@ -37,6 +37,14 @@
 // integers whose sums, products and averages are exact in every element
 // type); #wrong is the number of differing elements summed over ranks.
 //
+// # Comparing algorithms (--algos)
+//
+// With --algos the job alternates the listed algorithms (forced with
+// Comm.SetAlgo, "auto" being the selector's choice) in --rounds rounds at
+// every size, so that a shared machine's changes of speed hit them alike;
+// each gets a row, with the median of its rounds' means (algos.go).
+// bench/calibrate measures the selector's model this way.
+//
 // nccl-tests itself reports the mean over ranks by default (-a 1); this
 // benchmark reports the maximum (nccl-tests' -a 3), which is what the
 // slowest rank, and so the application, sees.

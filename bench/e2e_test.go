@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,12 +143,68 @@ func TestBenchUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"-c", "2"}, {"-o", "allgatherv"}, {"-d", "complex"}, {"-r", "2"}, {"-b", "1M", "-e", "1K"},
 		{"--redop", "avg", "-d", "int32"}, {"--plot", "out.pdf"}, {"-f", "2", "-i", "8"},
+		{"--algos", "bogus"}, {"-o", "broadcast", "--algos", "rhd"}, {"--algos", "ring", "--rounds", "0"},
+		{"--rounds", "3"}, {"--algos", "ring,,rhd"},
 	} {
 		cmd := exec.CommandContext(ctx, bin, append([]string{"bench", "-np", "2"}, args...)...)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 			t.Errorf("hcclrun bench %v: %v, want exit status 2\n%s", args, err, out)
+		}
+	}
+}
+
+// TestBenchAlgos runs `hcclrun bench --algos` at np 3: a row per algorithm
+// and size with the algorithm in a 14th field, every result checked, and
+// in the JSON each row's rounds as samples whose median is its time.
+func TestBenchAlgos(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := buildHcclrun(ctx, t)
+	jsonPath := filepath.Join(t.TempDir(), "rows.json")
+	algos := []string{"ring", "rhd", "pat", "auto"}
+	const rounds = 3
+	cmd := exec.CommandContext(ctx, bin, "bench", "-np", "3", "-o", "allgather,reducescatter", "-b", "24", "-e", "24K",
+		"-f", "32", "-n", "3", "-w", "1", "--algos", strings.Join(algos, ","), "--rounds", fmt.Sprint(rounds),
+		"--json", jsonPath, "--timeout", "150")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hcclrun bench --algos: %v\n%s", err, out)
+	}
+	const sizes = 3 // 24, 768, 24K
+	seen := map[string]int{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 14 || f[8] != "0" || f[12] != "0" {
+			t.Fatalf("row %q: want 14 fields and no wrong element", line)
+		}
+		seen[f[13]]++
+	}
+	for _, a := range algos {
+		if seen[a] != 2*sizes {
+			t.Errorf("%d rows of %s, want %d\n%s", seen[a], a, 2*sizes, out)
+		}
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep jsonReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("--json: %v", err)
+	}
+	if rep.Rounds != rounds || len(rep.Algos) != len(algos) || len(rep.Rows) != 2*sizes*len(algos) {
+		t.Fatalf("--json: rounds %d, algos %v, %d rows", rep.Rounds, rep.Algos, len(rep.Rows))
+	}
+	for _, r := range rep.Rows {
+		for _, res := range []*Result{&r.OutOfPlace, r.InPlace} {
+			if len(res.Samples) != rounds || res.TimeUS != median(slices.Clone(res.Samples)) {
+				t.Errorf("--json %s %s %d: time %v, samples %v; want the median of %d", r.Coll, r.Algo, r.Bytes, res.TimeUS, res.Samples, rounds)
+			}
 		}
 	}
 }

@@ -26,6 +26,8 @@ type spec struct {
 	RedOp      string   `json:"redop"`
 	Root       int      `json:"root"`
 	CPUProfile string   `json:"cpuprofile,omitempty"` // directory for rank-N.pprof
+	Algos      []string `json:"algos,omitempty"`      // --algos: compared within the job (algos.go)
+	Rounds     int      `json:"rounds,omitempty"`     // --rounds, with Algos
 }
 
 // hostNameBytes is the room for a host name in the rank exchange.
@@ -52,6 +54,9 @@ func runRank(ctx context.Context, sp spec, out io.Writer) (err error) {
 	}
 	if sp.Iters < 1 || sp.Warmup < 0 {
 		return fmt.Errorf("bench rank: iters %d and warmup %d, want at least 1 and 0", sp.Iters, sp.Warmup)
+	}
+	if len(sp.Algos) > 0 && sp.Rounds < 1 {
+		return fmt.Errorf("bench rank: %d rounds, want at least 1", sp.Rounds)
 	}
 	comm, err := hccl.Init(ctx)
 	if err != nil {
@@ -172,22 +177,43 @@ func sweep[T hccl.Element](ctx context.Context, s *sweeper) error {
 			if c.Rooted() {
 				row.Root = s.sp.Root
 			}
-			bc := newCase(n, rank, l, false, s.dt, s.op, s.sp.Root, sendBuf, recvBuf)
-			res, err := measure(ctx, s, bc, l, stamps)
-			if err != nil {
-				return fmt.Errorf("bench rank %d: %v at %d bytes, out of place: %w", rank, c, l.Bytes, err)
-			}
-			row.OutOfPlace = res
+			placements := []bool{false}
 			if c.HasInPlace() {
-				bc := newCase(n, rank, l, true, s.dt, s.op, s.sp.Root, sendBuf, recvBuf)
-				res, err := measure(ctx, s, bc, l, stamps)
-				if err != nil {
-					return fmt.Errorf("bench rank %d: %v at %d bytes, in place: %w", rank, c, l.Bytes, err)
-				}
-				row.InPlace = &res
+				placements = append(placements, true)
 			}
-			if err := s.report(record{Kind: "row", Row: &row}); err != nil {
-				return err
+			// results[placement][algorithm]; one algorithm, the selector's,
+			// without --algos.
+			results := make([][]Result, len(placements))
+			for i, inPlace := range placements {
+				where := "out of place"
+				if inPlace {
+					where = "in place"
+				}
+				bc := newCase(n, rank, l, inPlace, s.dt, s.op, s.sp.Root, sendBuf, recvBuf)
+				var err error
+				if len(s.sp.Algos) > 0 {
+					results[i], err = measureAlgos(ctx, s, c, bc, l, stamps)
+				} else {
+					var res Result
+					res, err = measure(ctx, s, bc, l, stamps)
+					results[i] = []Result{res}
+				}
+				if err != nil {
+					return fmt.Errorf("bench rank %d: %v at %d bytes, %s: %w", rank, c, l.Bytes, where, err)
+				}
+			}
+			for a := range results[0] {
+				row := row
+				if len(s.sp.Algos) > 0 {
+					row.Algo = s.sp.Algos[a]
+				}
+				row.OutOfPlace = results[0][a]
+				if len(results) > 1 {
+					row.InPlace = &results[1][a]
+				}
+				if err := s.report(record{Kind: "row", Row: &row}); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -290,7 +316,7 @@ const (
 
 // median sorts d and returns its middle (the mean of the two middle ones
 // for an even length).
-func median(d []time.Duration) time.Duration {
+func median[V time.Duration | float64](d []V) V {
 	slices.Sort(d)
 	m := len(d) / 2
 	if len(d)%2 == 1 {

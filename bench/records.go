@@ -20,8 +20,9 @@ type Row struct {
 	Bytes int64  `json:"size_bytes"` // the size column: max(send, recv) buffer bytes
 	Count int    `json:"count"`      // the count column (see Layout.Count)
 	Type  string `json:"type"`
-	RedOp string `json:"redop"` // "none" for collectives that do not reduce
-	Root  int    `json:"root"`  // -1 for collectives without a root
+	RedOp string `json:"redop"`          // "none" for collectives that do not reduce
+	Root  int    `json:"root"`           // -1 for collectives without a root
+	Algo  string `json:"algo,omitempty"` // --algos: the algorithm forced ("auto": the selector's choice)
 
 	OutOfPlace Result  `json:"out_of_place"`
 	InPlace    *Result `json:"in_place,omitempty"` // nil: the collective has no in-place form
@@ -34,6 +35,8 @@ type Result struct {
 	AlgBW    float64 `json:"algbw_gbps"`
 	BusBW    float64 `json:"busbw_gbps"`
 	Wrong    int64   `json:"wrong"` // wrong elements over all ranks; -1 when not checked
+	// With --algos, each round's mean (time_us is their median).
+	Samples []float64 `json:"samples_us,omitempty"`
 }
 
 // RankInfo says where one rank ran.

@@ -10,15 +10,20 @@ import (
 // written for all_reduce_perf read it: size, count, type, redop, root, then
 // time, algbw, busbw and #wrong out of place and in place. A row always has
 // 13 fields; a placement that does not exist (in-place AlltoAll) or a check
-// that was not run shows N/A. bench/mpi/mpibench.c prints the same.
+// that was not run shows N/A. bench/mpi/mpibench.c prints the same. With
+// --algos a 14th field names the algorithm.
 
-func writeTableHeader(w io.Writer) {
+func writeTableHeader(w io.Writer, algos bool) {
+	algo, none := "", ""
+	if algos {
+		algo, none = "  algo", "      "
+	}
 	fmt.Fprintf(w, "#\n")
 	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "")
-	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n",
-		"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong")
-	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n",
-		"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")
+	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s%s\n",
+		"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", algo)
+	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s%s\n",
+		"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", none)
 }
 
 func formatRow(r *Row) string {
@@ -26,6 +31,9 @@ func formatRow(r *Row) string {
 	fmt.Fprintf(&b, "%12d  %12d  %8s  %6s  %6d", r.Bytes, r.Count, r.Type, r.RedOp, r.Root)
 	writeResult(&b, &r.OutOfPlace)
 	writeResult(&b, r.InPlace)
+	if r.Algo != "" {
+		fmt.Fprintf(&b, "  %s", r.Algo)
+	}
 	return b.String()
 }
 

@@ -21,8 +21,8 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// Write draws out-of-place busbw against size, one line per collective,
-// and saves it as SVG or PNG (by path's extension). Size 0 has no place on a
+// Write draws out-of-place busbw against size, one line per collective
+// (per collective and algorithm for rows of bench --algos), and saves it as SVG or PNG (by path's extension). Size 0 has no place on a
 // log axis and is left out.
 func Write(path, title string, rows []bench.Row) error {
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -47,10 +47,14 @@ func Write(path, title string, rows []bench.Row) error {
 		if r.Bytes <= 0 {
 			continue
 		}
-		if _, ok := series[r.Coll]; !ok {
-			order = append(order, r.Coll)
+		name := r.Coll
+		if r.Algo != "" {
+			name += " " + r.Algo
 		}
-		series[r.Coll] = append(series[r.Coll], plotter.XY{X: float64(r.Bytes), Y: r.OutOfPlace.BusBW})
+		if _, ok := series[name]; !ok {
+			order = append(order, name)
+		}
+		series[name] = append(series[name], plotter.XY{X: float64(r.Bytes), Y: r.OutOfPlace.BusBW})
 		lo, hi = min(lo, r.Bytes), max(hi, r.Bytes)
 	}
 	if len(order) == 0 {
