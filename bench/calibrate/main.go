@@ -4,29 +4,29 @@
 //
 //	go run ./bench/calibrate -dir /tmp/hccl-calibrate [-stat mean|median] [-over median|min] [-fit] [-tuning FILE]
 //
-// Each run file holds one forced algorithm at one np, link and sweep; a
-// point's time is the median over the sweeps (-over median, the default)
-// of bench's per-iteration means (-stat mean, the default) or medians
-// (-stat median), out of place and in place (two samples a sweep), so
-// that one loaded sweep does not move it. -over min takes the fastest
-// sample instead: on a machine whose timings are bimodal (the KVM machine
-// of 2026-12-02 moves its two CPUs between a placement where an exchange
-// of one cache line takes 60 ns and one where it takes 270, every few
-// tens of seconds), the median of a handful of sweeps falls on either
-// mode by chance, while the minimum compares every algorithm in the
-// faster one. The mean is what a loop of calls costs, what nccl-tests and
-// bench/compare report; the median hides an algorithm's tail (rhd at np 4
-// on two cores: a median of 31.7 us against oneshot's 46.2, means of 37-45
-// against 27-29 in interleaved runs).
+// Each run file holds one collective at one np and link, its algorithms
+// (and "auto", the measured build's choice) compared within the one job
+// (hcclrun bench --algos): a point's samples are its rounds' per-iteration
+// means, out of place and in place, and its time is their median (-over
+// median, the default) or minimum (-over min). -stat median takes bench's
+// median iteration instead of the mean (one sample per placement): the
+// mean is what a loop of calls costs, what nccl-tests and bench/compare
+// report; the median hides an algorithm's tail (rhd at np 4 on two cores:
+// a median of 31.7 us against oneshot's 46.2, means of 37-45 against
+// 27-29 in interleaved runs). The files of the script before --algos (one
+// forced algorithm per job and sweep, s1-np2-shm-allreduce-ring-small.json)
+// are still read: each job's mean is a sample.
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,25 +52,34 @@ type point struct {
 type runFile struct {
 	Rows []struct {
 		SizeBytes  int64    `json:"size_bytes"`
+		Algo       string   `json:"algo"` // bench --algos; "" in a file of one forced algorithm
 		OutOfPlace runTimes `json:"out_of_place"`
 		InPlace    runTimes `json:"in_place"`
 	} `json:"rows"`
 }
 
 // runTimes are one row's times of a run file: bench's mean and median
-// iteration.
+// iteration, and with --algos each round's mean.
 type runTimes struct {
-	MeanUS   float64 `json:"time_us"`
-	MedianUS float64 `json:"median_us"`
+	MeanUS   float64   `json:"time_us"`
+	MedianUS float64   `json:"median_us"`
+	Samples  []float64 `json:"samples_us"`
 }
 
-// of returns the statistic stat ("mean" or "median") of t.
-func (t runTimes) of(stat string) float64 {
-	if stat == "median" {
-		return t.MedianUS
+// of returns the samples of statistic stat ("mean" or "median") of t:
+// the rounds' means, or bench's one time of the statistic.
+func (t runTimes) of(stat string) []float64 {
+	switch {
+	case stat == "median":
+		return []float64{t.MedianUS}
+	case len(t.Samples) > 0:
+		return t.Samples
 	}
-	return t.MeanUS
+	return []float64{t.MeanUS}
 }
+
+// autoAlgo is bench --algos' name for the selector's own choice.
+const autoAlgo = "auto"
 
 func main() {
 	dir := flag.String("dir", "/tmp/hccl-calibrate", "directory the calibrate script wrote")
@@ -114,6 +123,9 @@ func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
 	if fit {
 		var samples []selector.Sample
 		for p, t := range times {
+			if p.algo == autoAlgo {
+				continue // not an algorithm: the build's choice among them
+			}
 			samples = append(samples, selector.Sample{Call: call(p), Algo: p.algo, NoShm: p.link == "tcp", Time: t})
 		}
 		if m, err = selector.Fit(m, samples); err != nil {
@@ -124,7 +136,7 @@ func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
 			m.Links[selector.Shm].Alpha, 1/m.Links[selector.Shm].Beta, m.Links[selector.Net].Alpha, 1/m.Links[selector.Net].Beta,
 			1/m.Gamma, 1/m.Copy, m.Step, m.Handoff, m.Cores, m.Wake)
 	}
-	fmt.Fprintf(w, "Sweep-to-sweep spread of a point (max/min of its samples): median %.2f, 90th percentile %.2f.\n\n", spread[0], spread[1])
+	fmt.Fprintf(w, "Spread of a point's samples (max/min): median %.2f, 90th percentile %.2f.\n\n", spread[0], spread[1])
 	report(w, m, times, samples)
 	return nil
 }
@@ -134,22 +146,29 @@ func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
 // point's samples (sorted), and the median and 90th percentile of the
 // points' spreads.
 func load(dir, stat, over string) (map[point]time.Duration, map[point][]float64, [2]float64, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "s*-np*-*-*-*-*.json"))
+	files, err := filepath.Glob(filepath.Join(dir, "*np*-*-*-*.json"))
 	if err != nil || len(files) == 0 {
 		return nil, nil, [2]float64{}, fmt.Errorf("no run files in %s (err %v)", dir, err)
 	}
 	all := map[point][]float64{}
 	for _, f := range files {
-		// s1-np2-shm-allreduce-ring-small.json
+		// np2-shm-allreduce-small.json (bench --algos, the algorithm in
+		// each row), or an older script's s1-np2-shm-allreduce-ring-small.json
 		parts := strings.Split(strings.TrimSuffix(filepath.Base(f), ".json"), "-")
-		if len(parts) != 6 {
+		var fileAlgo string
+		switch len(parts) {
+		case 4:
+		case 6:
+			fileAlgo = parts[4]
+			parts = append(parts[1:4], parts[5])
+		default:
 			continue
 		}
-		np, err := strconv.Atoi(strings.TrimPrefix(parts[1], "np"))
+		np, err := strconv.Atoi(strings.TrimPrefix(parts[0], "np"))
 		if err != nil {
 			return nil, nil, [2]float64{}, fmt.Errorf("%s: bad np", f)
 		}
-		coll, err := selector.ParseColl(parts[3])
+		coll, err := selector.ParseColl(parts[2])
 		if err != nil {
 			return nil, nil, [2]float64{}, fmt.Errorf("%s: %w", f, err)
 		}
@@ -162,11 +181,15 @@ func load(dir, stat, over string) (map[point]time.Duration, map[point][]float64,
 			return nil, nil, [2]float64{}, fmt.Errorf("%s: %w", f, err)
 		}
 		for _, r := range rf.Rows {
-			if r.SizeBytes == 0 || (parts[5] == "big" && r.SizeBytes < 256<<10) {
+			if r.SizeBytes == 0 || (parts[3] == "big" && r.SizeBytes < 256<<10) {
 				continue // the big run's first size only warms the launch up
 			}
-			p := point{link: parts[2], coll: coll, np: np, size: r.SizeBytes, algo: parts[4]}
-			for _, v := range []float64{r.OutOfPlace.of(stat), r.InPlace.of(stat)} {
+			algo := cmp.Or(r.Algo, fileAlgo)
+			if algo == "" {
+				return nil, nil, [2]float64{}, fmt.Errorf("%s: a row of %d bytes names no algorithm", f, r.SizeBytes)
+			}
+			p := point{link: parts[1], coll: coll, np: np, size: r.SizeBytes, algo: algo}
+			for _, v := range append(r.OutOfPlace.of(stat), r.InPlace.of(stat)...) {
 				if v > 0 {
 					all[p] = append(all[p], v)
 				}
@@ -213,8 +236,13 @@ type group struct {
 }
 
 // report prints one markdown table per link and collective: for every np
-// and size, each algorithm's measured and predicted time, the automatic
-// choice, the fastest measured, and how much slower the choice measured.
+// and size, each algorithm's measured and predicted time, the measured
+// "auto" (the measured build's own choice) where the runs have it, the
+// model's choice, the fastest measured, and how much slower the choice
+// measured. Where a point has both, the measured auto and the chosen
+// algorithm forced are the same calls timed twice in one job (when the
+// model is the build's): how far apart they are is the run's own noise,
+// summarised at the end.
 func report(w io.Writer, m selector.Model, times map[point]time.Duration, samples map[point][]float64) {
 	algos := map[group][]string{}
 	rows := map[group]map[[2]int64]bool{}
@@ -239,10 +267,13 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 		return groups[i].coll < groups[j].coll
 	})
 	var worst []string
+	var twice []float64 // |auto measured / chosen measured - 1|
 	total, within, overlap := 0, 0, 0
 	for _, g := range groups {
 		as := algos[g]
 		slices.Sort(as)
+		hasAuto := slices.Contains(as, autoAlgo)
+		as = slices.DeleteFunc(as, func(a string) bool { return a == autoAlgo })
 		mm := m
 		if g.link == "tcp" {
 			mm = m.WithoutShm()
@@ -251,8 +282,14 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 		for _, a := range as {
 			fmt.Fprintf(w, " %s |", a)
 		}
-		fmt.Fprintf(w, " auto | auto vs fastest |\n|---|---:|")
+		if hasAuto {
+			fmt.Fprintf(w, " auto measured |")
+		}
+		fmt.Fprintf(w, " choice | choice vs fastest |\n|---|---:|")
 		for range as {
+			fmt.Fprintf(w, "---:|")
+		}
+		if hasAuto {
 			fmt.Fprintf(w, "---:|")
 		}
 		fmt.Fprintf(w, "---|---:|\n")
@@ -300,6 +337,17 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 			if e, err := t.Chosen(); err == nil {
 				auto = e.Algo
 			}
+			if hasAuto {
+				mt, ok := times[point{g.link, g.coll, np, size, autoAlgo}]
+				if !ok {
+					fmt.Fprintf(w, " - |")
+				} else {
+					fmt.Fprintf(w, " %s |", us(mt))
+					if ct, ok := times[point{g.link, g.coll, np, size, auto}]; ok {
+						twice = append(twice, math.Abs(float64(mt)/float64(ct)-1))
+					}
+				}
+			}
 			dist := "?"
 			if at, ok := times[point{g.link, g.coll, np, size, auto}]; ok && best != "" {
 				d := float64(at)/float64(times[point{g.link, g.coll, np, size, best}]) - 1
@@ -319,6 +367,12 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 			fmt.Fprintf(w, " %s | %s |\n", auto, dist)
 		}
 		fmt.Fprintln(w)
+	}
+	if len(twice) > 0 {
+		slices.Sort(twice)
+		fmt.Fprintf(w, "The choice timed twice in one job (auto measured vs the chosen algorithm forced), %d points: "+
+			"they differ by %.1f%% at the median, %.1f%% at the 90th percentile, %.1f%% at most.\n\n",
+			len(twice), 100*median(twice), 100*twice[len(twice)*9/10], 100*twice[len(twice)-1])
 	}
 	fmt.Fprintf(w, "Automatic choice within 10%% of the fastest measured: %d of %d points; "+
 		"%d more where the choice's fastest sample beat the fastest algorithm's slowest (marked noise); "+
