@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -18,8 +19,9 @@ import (
 // much as by what they do. Here every size is measured in --rounds
 // rounds; each round runs every algorithm's case in turn (warm-up,
 // barrier, -n timed iterations, as without --algos), forced with
-// Comm.SetAlgo, and the order rotates from round to round so that no
-// algorithm always follows the same one. An algorithm's time is the
+// Comm.SetAlgo, in an order drawn anew for every round and size (the same
+// on every rank: the generator is seeded with both), so that no algorithm
+// always follows the same one. An algorithm's time is the
 // median over the rounds of its per-round mean; the rounds' means are
 // kept in the JSON (samples_us).
 
@@ -63,8 +65,8 @@ func measureAlgos[T hccl.Element](ctx context.Context, s *sweeper, c Coll, bc *b
 	algos := s.sp.Algos
 	rounds := make([][]Result, len(algos))
 	for round := range s.sp.Rounds {
-		for i := range algos {
-			a := (i + round) % len(algos)
+		order := rand.New(rand.NewPCG(uint64(round), uint64(l.Bytes))).Perm(len(algos))
+		for _, a := range order {
 			if err := s.comm.SetAlgo(algoSpec(c, algos[a])); err != nil {
 				return nil, err
 			}
