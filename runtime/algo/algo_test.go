@@ -81,6 +81,9 @@ func matrix(a plan.Algorithm, coll plan.Coll) []simCase {
 		if reduces(coll) {
 			ops = append(ops, "max")
 		}
+		if coll == plan.AllReduce {
+			ops = append(ops, "ordered")
+		}
 		ips := []bool{false}
 		if inPlaceAllowed(coll) {
 			ips = append(ips, true)

@@ -81,6 +81,16 @@ func recvReduce(peer int, src, dst plan.Region) *plan.Op {
 	return &plan.Op{Kind: plan.OpRecvReduce, Peer: peer, Src: src, Dst: dst}
 }
 
+// recvReducePeerFirst receives from peer and stores incoming op src into
+// dst.
+func recvReducePeerFirst(peer int, src, dst plan.Region) *plan.Op {
+	o := recvReduce(peer, src, dst)
+	if o != nil {
+		o.PeerFirst = true
+	}
+	return o
+}
+
 func copyOp(src, dst plan.Region) *plan.Op {
 	if dst.Len == 0 || src == dst {
 		return nil

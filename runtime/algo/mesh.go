@@ -213,6 +213,20 @@ func (a OneShot) Build(req plan.Request) (*plan.Plan, error) {
 		}
 		return scratchBuf((k-1)*c, c)
 	}
+	if n == 2 && !req.InPlace {
+		// Two ranks out of place: reduce the peer's input on arrival,
+		// straight into recv, in the order 0, 1 on both ranks. One step
+		// instead of three (receive into scratch, copy, reduce): an
+		// 8-byte AllReduce took 0.40-0.41 us instead of 0.46-0.51 in
+		// interleaved runs.
+		q := 1 - r
+		in := recvReduce(q, sendBuf(0, c), recvBuf(0, c))
+		if r == 1 {
+			in = recvReducePeerFirst(q, sendBuf(0, c), recvBuf(0, c))
+		}
+		b.step(send(q, sendBuf(0, c)), in)
+		return b.plan(), nil
+	}
 	b.scratch((n - 1) * c)
 	ops := []*plan.Op{}
 	if req.InPlace {

@@ -629,13 +629,17 @@ func (r *run) payload(ctx context.Context, t *task, link transport.Link, visitor
 	}
 	src := t.src[off : off+n]
 	if visitor != nil {
-		return visitor.VisitPayload(ctx, n, t.pieces.start(r.call.ElemSize, dst, src, r.call.Kernel))
+		return visitor.VisitPayload(ctx, n, t.pieces.start(r.call.ElemSize, dst, src, r.call.Kernel, t.op.PeerFirst))
 	}
 	stage := r.e.stagingFor(t.op.Peer, n)[:n]
 	if err := link.RecvPayload(ctx, stage); err != nil {
 		return err
 	}
-	r.call.Kernel(dst, src, stage)
+	if t.op.PeerFirst {
+		r.call.Kernel(dst, stage, src)
+	} else {
+		r.call.Kernel(dst, src, stage)
+	}
 	return nil
 }
 
@@ -645,20 +649,31 @@ func (r *run) payload(ctx context.Context, t *task, link transport.Link, visitor
 // its pieceReducer and the function value bound to it, so that visiting
 // allocates nothing after the first call.
 type pieceReducer struct {
-	es       int
-	dst, src []byte
-	kernel   func(dst, a, b []byte)
-	carry    [16]byte
-	carried  int
-	fn       func(off int, b []byte)
+	es        int
+	dst, src  []byte
+	kernel    func(dst, a, b []byte)
+	peerFirst bool // the pieces are the kernel's first input (plan.Op.PeerFirst)
+	carry     [16]byte
+	carried   int
+	fn        func(off int, b []byte)
 }
 
-func (p *pieceReducer) start(es int, dst, src []byte, kernel func(dst, a, b []byte)) func(off int, b []byte) {
-	p.es, p.dst, p.src, p.kernel, p.carried = es, dst, src, kernel, 0
+func (p *pieceReducer) start(es int, dst, src []byte, kernel func(dst, a, b []byte), peerFirst bool) func(off int, b []byte) {
+	p.es, p.dst, p.src, p.kernel, p.peerFirst, p.carried = es, dst, src, kernel, peerFirst, 0
 	if p.fn == nil {
 		p.fn = p.piece
 	}
 	return p.fn
+}
+
+// reduce reduces the whole elements of piece, at offset off, into dst.
+func (p *pieceReducer) reduce(off int, piece []byte) {
+	dst, src := p.dst[off:off+len(piece)], p.src[off:off+len(piece)]
+	if p.peerFirst {
+		p.kernel(dst, piece, src)
+	} else {
+		p.kernel(dst, src, piece)
+	}
 }
 
 func (p *pieceReducer) piece(off int, b []byte) {
@@ -670,12 +685,12 @@ func (p *pieceReducer) piece(off int, b []byte) {
 		if p.carried < es {
 			return
 		}
-		p.kernel(p.dst[off-es:off], p.src[off-es:off], p.carry[:es])
+		p.reduce(off-es, p.carry[:es])
 		p.carried = 0
 	}
 	whole := len(b) - len(b)%es
 	if whole > 0 {
-		p.kernel(p.dst[off:off+whole], p.src[off:off+whole], b[:whole])
+		p.reduce(off, b[:whole])
 	}
 	p.carried = copy(p.carry[:], b[whole:])
 }

@@ -89,8 +89,9 @@ const (
 	// OpRecv receives from Peer into Dst.
 	OpRecv
 	// OpRecvReduce receives Dst.Len elements from Peer and stores
-	// Src op incoming into Dst. Src and Dst may be the same region
-	// (accumulate in place); they have the same length.
+	// Src op incoming into Dst (incoming op Src with Op.PeerFirst).
+	// Src and Dst may be the same region (accumulate in place); they
+	// have the same length.
 	OpRecvReduce
 	// OpCopy stores Src into Dst locally.
 	OpCopy
@@ -121,6 +122,11 @@ type Op struct {
 	Peer int
 	Src  Region
 	Dst  Region
+	// PeerFirst makes an OpRecvReduce store incoming op Src: the order
+	// a plan needs where the peer's input comes first in the reduction
+	// every rank must perform alike (floating-point reductions are not
+	// associative, and Max and Min not commutative with NaNs).
+	PeerFirst bool
 }
 
 func (o Op) String() string {
@@ -130,6 +136,9 @@ func (o Op) String() string {
 	case OpRecv:
 		return fmt.Sprintf("Recv %d -> %s", o.Peer, o.Dst)
 	case OpRecvReduce:
+		if o.PeerFirst {
+			return fmt.Sprintf("RecvReduce %d (+) %s -> %s, the peer's first", o.Peer, o.Src, o.Dst)
+		}
 		return fmt.Sprintf("RecvReduce %d (+) %s -> %s", o.Peer, o.Src, o.Dst)
 	case OpCopy:
 		return fmt.Sprintf("Copy %s -> %s", o.Src, o.Dst)

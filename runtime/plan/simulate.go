@@ -40,7 +40,8 @@ type SimRank struct {
 	Scratch []int64
 }
 
-// ReduceFunc combines two elements. RecvReduce stores f(src, incoming) and
+// ReduceFunc combines two elements. RecvReduce stores f(src, incoming)
+// (f(incoming, src) with PeerFirst) and
 // Reduce stores f(dst, src), so a non-commutative f shows argument order.
 type ReduceFunc func(a, b int64) int64
 
@@ -504,7 +505,11 @@ func (s *sim) transfer(i int, a *rankState, oi int, j int, b *rankState, oj int,
 		rs, _ := s.resolve(j, ro.Src)
 		mine := s.mem(j, rs)
 		for k := range out {
-			out[k] = s.f(mine[k], in[k])
+			if ro.PeerFirst {
+				out[k] = s.f(in[k], mine[k])
+			} else {
+				out[k] = s.f(mine[k], in[k])
+			}
 		}
 	}
 	a.done[oi], b.done[oj] = true, true
