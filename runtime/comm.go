@@ -86,11 +86,11 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	ctlLog := log // the control client names the rank itself
 	log = log.With("rank", job.Rank)
-	sel, err := newSelector(knobs, log)
+	tf, err := readTableFacts(job.RankTableFile, job.Size, job.Rank)
 	if err != nil {
 		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
 	}
-	tf, err := readTableFacts(job.RankTableFile, job.Size, job.Rank)
+	sel, err := newSelector(knobs, hostCPUs(tf.serverCPUs, ""), log)
 	if err != nil {
 		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
 	}

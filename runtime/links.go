@@ -421,6 +421,21 @@ func checkShmSpace(localSize, ringBytes int) error {
 	return shm.CheckSpace(shm.DefaultDir, pairs*uint64(seg), nil)
 }
 
+// hostCPUs is how many CPUs the ranks of this rank's server share:
+// serverCPUs when the launcher bound the ranks (the rank table's CPUs of
+// the server; each rank's own affinity is then its share only), else what
+// this rank may use (cpuList, its affinity, or runtime.NumCPU, which
+// honours it), as the ranks of an unbound host share it.
+func hostCPUs(serverCPUs int, cpuList string) int {
+	if serverCPUs > 0 {
+		return serverCPUs
+	}
+	if list, err := ranktable.ParseCPUList(cpuList); err == nil && len(list) > 0 {
+		return len(list)
+	}
+	return goruntime.NumCPU()
+}
+
 // waitPolicy says how a rank waiting on shared memory polls before it
 // sleeps. When every rank of the host has a CPU of its own it spins for
 // 200 us: a sleep costs tens of microseconds of wake-up latency. When the
@@ -430,18 +445,9 @@ func checkShmSpace(localSize, ringBytes int) error {
 // measured). Dropping the 4 us spin it had before, six interleaved runs
 // each, medians: 8-byte AllReduce at np 4 on 2 cores 17.7 -> 16.0 us,
 // 64 KiB 111 -> 92 us, 8 bytes at np 3 13.4 -> 9.0 us. The
-// host's CPUs are serverCPUs when the launcher bound the ranks (each one's
-// own affinity is then its share only), else what this rank may use
-// (cpuList, its affinity, as the ranks of an unbound host share it).
+// host's CPUs are hostCPUs'.
 func waitPolicy(localSize, serverCPUs int, cpuList string) (spin, yield time.Duration) {
-	cpus := goruntime.NumCPU()
-	if list, err := ranktable.ParseCPUList(cpuList); err == nil && len(list) > 0 {
-		cpus = len(list)
-	}
-	if serverCPUs > 0 {
-		cpus = serverCPUs
-	}
-	if localSize <= cpus {
+	if localSize <= hostCPUs(serverCPUs, cpuList) {
 		return 200 * time.Microsecond, 0
 	}
 	return 0, 100 * time.Microsecond

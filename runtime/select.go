@@ -9,10 +9,11 @@ import (
 )
 
 // newSelector builds the communicator's algorithm selector: the cost model
-// and the HCCL_ALGO policy (selectorModel). A malformed HCCL_ALGO fails
-// Init rather than the first collective.
-func newSelector(knobs Knobs, log *slog.Logger) (*selector.Selector, error) {
-	model, policy, err := selectorModel(knobs)
+// and the HCCL_ALGO policy (selectorModel), for a server of cores CPUs
+// (hostCPUs). A malformed HCCL_ALGO fails Init rather than the first
+// collective.
+func newSelector(knobs Knobs, cores int, log *slog.Logger) (*selector.Selector, error) {
+	model, policy, err := selectorModel(knobs, cores)
 	if err != nil {
 		return nil, err
 	}
@@ -20,10 +21,24 @@ func newSelector(knobs Knobs, log *slog.Logger) (*selector.Selector, error) {
 }
 
 // selectorModel is the cost model a job prices with, and its HCCL_ALGO
-// policy: DefaultModel or a tuning file, adjusted to what the knobs make
-// the links do.
-func selectorModel(knobs Knobs) (selector.Model, selector.Policy, error) {
-	model, policy, err := selector.Load(knobs.Algo, knobs.TuningFile)
+// policy: DefaultModel for a server of cores CPUs, or a tuning file over
+// it, adjusted to what the knobs make the links do.
+//
+// The cores are the server's, not this process's: the launcher binds
+// each rank to its own CPU, where runtime.NumCPU, DefaultModel's count,
+// says 1, and two ranks on two cores were priced as two ranks sharing
+// one (oversubscribed: every byte at half speed, a wake-up per round).
+// On the 2-core machine of 2026-12-03 that changed five choices at np 2
+// to 4 from what the model chose for the machine (AllReduce of 8 KiB at
+// np 2 and 4, Broadcast of 256 KiB at np 3, of 32 and 256 KiB at np 4),
+// and bench/calibrate, which prices in a process of its own, scored
+// choices the jobs did not make.
+func selectorModel(knobs Knobs, cores int) (selector.Model, selector.Policy, error) {
+	base := selector.DefaultModel()
+	if cores > 0 {
+		base.Cores = cores
+	}
+	model, policy, err := selector.Load(base, knobs.Algo, knobs.TuningFile)
 	if err != nil {
 		return model, policy, err // the selector's errors name HCCL_ALGO or HCCL_TUNING_FILE
 	}
@@ -50,7 +65,7 @@ func SelectorModel(getenv func(string) string) (selector.Model, selector.Policy,
 	if err != nil {
 		return selector.Model{}, selector.Policy{}, err
 	}
-	return selectorModel(knobs)
+	return selectorModel(knobs, 0)
 }
 
 // chooseAlgorithm asks the selector for req's algorithm. The last answer

@@ -1,6 +1,9 @@
 package runtime
 
 import (
+	"os"
+	"path/filepath"
+	goruntime "runtime"
 	"testing"
 
 	"github.com/hcclrun/hcclrun/runtime/plan"
@@ -39,5 +42,31 @@ func TestSelectorModel(t *testing.T) {
 	}
 	if _, _, err := SelectorModel(func(k string) string { return map[string]string{"HCCL_ALGO": "bogus"}[k] }); err == nil {
 		t.Error("HCCL_ALGO=bogus accepted")
+	}
+}
+
+// TestSelectorModelCores: a job prices with its server's cores (the rank
+// table's, when the launcher bound each rank to one CPU), a tuning file's
+// "cores" over them, and tools with their own process's.
+func TestSelectorModelCores(t *testing.T) {
+	if got := hostCPUs(6, "0-1"); got != 6 {
+		t.Errorf("hostCPUs with the table's 6 CPUs and an affinity of 2: %d, want 6", got)
+	}
+	if got := hostCPUs(0, "0-2,5"); got != 4 {
+		t.Errorf("hostCPUs of an unbound rank with CPUs 0-2,5: %d, want 4", got)
+	}
+	m, _, err := selectorModel(Knobs{}, 6)
+	if err != nil || m.Cores != 6 {
+		t.Fatalf("selectorModel for 6 cores: cores %d, err %v", m.Cores, err)
+	}
+	path := filepath.Join(t.TempDir(), "tuning")
+	if err := os.WriteFile(path, []byte("cores 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m, _, err := selectorModel(Knobs{TuningFile: path}, 6); err != nil || m.Cores != 3 {
+		t.Errorf("a tuning file's cores 3 over 6: cores %d, err %v", m.Cores, err)
+	}
+	if m, _, err := SelectorModel(func(string) string { return "" }); err != nil || m.Cores != goruntime.NumCPU() {
+		t.Errorf("SelectorModel: cores %d, err %v; want this process's %d", m.Cores, err, goruntime.NumCPU())
 	}
 }

@@ -6,11 +6,12 @@ import (
 )
 
 // Load builds a model and policy from an HCCL_ALGO spec (see Policy) and
-// a tuning file path ("" for none), a tuning file applied over
-// DefaultModel (see ParseTuning). The runtime reads those settings from
-// its environment (runtime.SelectorModel); this package reads none.
-func Load(algoSpec, tuningFile string) (Model, Policy, error) {
-	m := DefaultModel()
+// a tuning file path ("" for none), a tuning file applied over base
+// (see ParseTuning; base is DefaultModel, but for what the caller knows
+// better, such as the server's cores). The runtime reads those settings
+// from its environment (runtime.SelectorModel); this package reads none.
+func Load(base Model, algoSpec, tuningFile string) (Model, Policy, error) {
+	m := base
 	p, err := ParseAlgo(algoSpec)
 	if err != nil {
 		return m, Policy{}, err
@@ -22,7 +23,7 @@ func Load(algoSpec, tuningFile string) (Model, Policy, error) {
 		}
 		defer f.Close()
 		if m, err = ParseTuning(f, m); err != nil {
-			return DefaultModel(), Policy{}, fmt.Errorf("HCCL_TUNING_FILE %s: %w", tuningFile, err)
+			return base, Policy{}, fmt.Errorf("HCCL_TUNING_FILE %s: %w", tuningFile, err)
 		}
 	}
 	return m, p, nil

@@ -212,14 +212,14 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(path, []byte("net.alpha 7us\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m, p, err := Load("allreduce:rhd", path)
+	m, p, err := Load(DefaultModel(), "allreduce:rhd", path)
 	if err != nil || m.Links[Net].Alpha != 7*time.Microsecond || !p.Forced(plan.AllReduce) || p.Forced(plan.AllGather) {
 		t.Errorf("Load = %+v, %v, %v", m.Links[Net], p, err)
 	}
-	if _, _, err := Load("bogus", path); err == nil {
+	if _, _, err := Load(DefaultModel(), "bogus", path); err == nil {
 		t.Error("Load accepted HCCL_ALGO=bogus")
 	}
-	if _, _, err := Load("", filepath.Join(dir, "missing")); err == nil {
+	if _, _, err := Load(DefaultModel(), "", filepath.Join(dir, "missing")); err == nil {
 		t.Error("Load accepted a tuning file that does not exist")
 	}
 }
