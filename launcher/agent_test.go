@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 )
 
 // agentModeEnv makes the test binary run as an agent (TestMain).
@@ -19,11 +21,11 @@ const agentModeEnv = "HCCLRUN_TEST_AGENT"
 
 // startAgentProc starts this test binary as an agent, a real process on
 // pipes as sshd would run it, and returns it with its stdin and stdout.
-func startAgentProc(t *testing.T) (*exec.Cmd, io.WriteCloser, io.Reader, *syncBuffer) {
+func startAgentProc(t *testing.T) (*exec.Cmd, io.WriteCloser, io.Reader, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), agentModeEnv+"=1")
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

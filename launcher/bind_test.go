@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 	"github.com/hcclrun/hcclrun/ranktable"
 )
 
@@ -74,7 +75,7 @@ func TestBindRanks(t *testing.T) {
 			// Each rank writes its own status file, then lingers so that
 			// the test can look at the launcher's threads meanwhile.
 			prog := `cp /proc/self/status "` + dir + `/rank-$HCCL_RANK"; sleep 0.5`
-			job := &Job{Program: "/bin/sh", Args: []string{"-c", prog}, NP: tt.np, Bind: tt.bind, Stdout: &syncBuffer{}, Stderr: &syncBuffer{}}
+			job := &Job{Program: "/bin/sh", Args: []string{"-c", prog}, NP: tt.np, Bind: tt.bind, Stdout: &syncbuf.Buffer{}, Stderr: &syncbuf.Buffer{}}
 			done := make(chan error, 1)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()

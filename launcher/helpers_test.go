@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,10 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 )
 
 // rankProg is the path of the built testdata/rankprog, set by TestMain.
@@ -47,29 +47,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// syncBuffer is a bytes.Buffer safe for the concurrent reads a test does
-// while the job runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // jobRun is the outcome of one job run by runJob.
 type jobRun struct {
 	err            error
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncbuf.Buffer
 	elapsed        time.Duration
 	end            time.Time
 }
@@ -78,7 +59,7 @@ type jobRun struct {
 // return by then. Stdout and Stderr are captured unless the job sets them.
 func runJob(t *testing.T, job *Job, deadline time.Duration) jobRun {
 	t.Helper()
-	res := jobRun{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	res := jobRun{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}}
 	if job.Stdout == nil {
 		job.Stdout = res.stdout
 	}

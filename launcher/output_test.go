@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 )
 
 // TestLineWriter feeds the relay chunks that cut lines anywhere and checks
@@ -77,7 +79,7 @@ func TestLineWriterLongLine(t *testing.T) {
 // for its line.
 func TestLineWriterPartialFlush(t *testing.T) {
 	for _, tagged := range []bool{false, true} {
-		var out syncBuffer
+		var out syncbuf.Buffer
 		w := (&outputMux{tagged: tagged, jobNum: 1}).writer(&out, 0, "stdout", true)
 		w.Write([]byte("done\nname? "))
 		time.Sleep(partialFlushDelay + 300*time.Millisecond)
@@ -120,7 +122,7 @@ func TestTagOutputAtomicity(t *testing.T) {
 	for _, tagged := range []bool{true, false} {
 		t.Run(fmt.Sprintf("tagged=%v", tagged), func(t *testing.T) {
 			dir := t.TempDir()
-			var out syncBuffer
+			var out syncbuf.Buffer
 			job := &Job{
 				Program: rankProg, NP: np, TagOutput: tagged, Stdout: &out, Stderr: &out,
 				Args: script(dir, "spam", strconv.Itoa(shortN), strconv.Itoa(shortLen), "spam", strconv.Itoa(longN), strconv.Itoa(longLen)),

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 )
 
 func TestExportEnv(t *testing.T) {
@@ -119,7 +121,7 @@ func TestLocalSpawner(t *testing.T) {
 		t.Fatalf("table dir: %v, mode %v", err, di.Mode())
 	}
 
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	p, err := s.Start(ProcSpec{Rank: 0, Path: "sh", Args: []string{"-c", `cat "$T"; echo oops >&2; exit 4`},
 		Env: []string{"T=" + path}, Stdout: &out, Stderr: &errOut})
 	if err != nil {

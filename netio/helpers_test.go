@@ -1,13 +1,13 @@
 package netio
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 )
 
 // testCtx is the deadline every test runs under.
@@ -33,26 +33,9 @@ func testKey(t *testing.T) Key {
 	return k
 }
 
-// logBuf collects log lines from several goroutines.
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuf) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+// debugLogger logs at every level into b.
+func debugLogger(b *syncbuf.Buffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // waitFor polls cond until it holds or d passes.

@@ -10,11 +10,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 )
 
-func newTestListener(t *testing.T, lc ListenConfig, key []byte, lb *logBuf) *Listener {
+func newTestListener(t *testing.T, lc ListenConfig, key []byte, lb *syncbuf.Buffer) *Listener {
 	t.Helper()
-	l, err := lc.Listen("127.0.0.1:0", key, Hello{Purpose: PurposeControl, Rank: LauncherRank}, lb.logger())
+	l, err := lc.Listen("127.0.0.1:0", key, Hello{Purpose: PurposeControl, Rank: LauncherRank}, debugLogger(lb))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +30,7 @@ func newTestListener(t *testing.T, lc ListenConfig, key []byte, lb *logBuf) *Lis
 func TestListenerDropsBadPeers(t *testing.T) {
 	ctx := testCtx(t, 10*time.Second)
 	key := testKey(t)
-	var lb logBuf
+	var lb syncbuf.Buffer
 	const hsTimeout = 300 * time.Millisecond
 	l := newTestListener(t, ListenConfig{HandshakeTimeout: hsTimeout}, key, &lb)
 	addr := l.Addr().String()
@@ -106,7 +108,7 @@ func TestListenerDropsBadPeers(t *testing.T) {
 func TestListenerConcurrentDials(t *testing.T) {
 	ctx := testCtx(t, 10*time.Second)
 	key := testKey(t)
-	var lb logBuf
+	var lb syncbuf.Buffer
 	l := newTestListener(t, ListenConfig{}, key, &lb)
 	const n = 32
 	var wg sync.WaitGroup
@@ -219,7 +221,7 @@ func TestDialGivesUp(t *testing.T) {
 
 func TestListenerClose(t *testing.T) {
 	key := testKey(t)
-	var lb logBuf
+	var lb syncbuf.Buffer
 	l := newTestListener(t, ListenConfig{}, key, &lb)
 	// A connection still in its handshake when the listener closes.
 	silent, err := net.Dial("tcp", l.Addr().String())

@@ -1,44 +1,22 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 	hccl "github.com/hcclrun/hcclrun/runtime"
 )
-
-// lockedBuffer is a log sink that ranks running as goroutines share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// take returns what was logged since the last take.
-func (l *lockedBuffer) take() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.b.String()
-	l.b.Reset()
-	return s
-}
 
 // TestSetAlgo: each SetAlgo of every rank changes the algorithm of the
 // calls that follow (the selector logs each new decision), the results
 // stay exact, "" gives the choice back to the selector, and a spec that
 // cannot serve is refused without changing anything.
 func TestSetAlgo(t *testing.T) {
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	const n = 3
 	j := startJob(t, n, hccl.WithLogger(logger), hccl.WithAlgo("allreduce:mesh"))
@@ -58,7 +36,7 @@ func TestSetAlgo(t *testing.T) {
 		}
 		return nil
 	}
-	chosen := func(algo string) int { return strings.Count(log.take(), "algo="+algo+" ") }
+	chosen := func(algo string) int { return strings.Count(log.Take(), "algo="+algo+" ") }
 
 	j.must("AllReduce under WithAlgo", allReduce)
 	if got := chosen("mesh"); got != n {
@@ -76,7 +54,7 @@ func TestSetAlgo(t *testing.T) {
 	}
 	j.must("SetAlgo to none", func(c *hccl.Comm) error { return c.SetAlgo("") })
 	j.must("AllReduce unforced", allReduce)
-	if got := strings.Count(log.take(), "algorithm chosen"); got != n {
+	if got := strings.Count(log.Take(), "algorithm chosen"); got != n {
 		t.Errorf("SetAlgo(\"\"): %d ranks chose anew, want %d", got, n)
 	}
 }

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 	"github.com/hcclrun/hcclrun/netio"
 )
 
@@ -24,29 +24,12 @@ func testCtx(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // testJob is a running server with its events recorded.
 type testJob struct {
 	t    *testing.T
 	s    *Server
 	key  netio.Key
-	logs *logBuf
+	logs *syncbuf.Buffer
 
 	mu     sync.Mutex
 	events []Event
@@ -58,7 +41,7 @@ func newJob(t *testing.T, size int, tweak func(*ServerConfig)) *testJob {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &testJob{t: t, key: key, logs: &logBuf{}}
+	j := &testJob{t: t, key: key, logs: &syncbuf.Buffer{}}
 	cfg := ServerConfig{Addr: "127.0.0.1:0", Key: key, Size: size,
 		Log:               slog.New(slog.NewTextHandler(j.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		HeartbeatInterval: testHeartbeat, LostAfter: testLostAfter}

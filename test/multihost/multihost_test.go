@@ -22,6 +22,7 @@ import (
 
 	xssh "golang.org/x/crypto/ssh"
 
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 	"github.com/hcclrun/hcclrun/testhosts"
 )
 
@@ -260,10 +261,10 @@ func TestTopoThreeHosts(t *testing.T) {
 
 // startJob starts hcclrun in the background with its output captured and
 // waits until every rank of the collective check reported ok.
-func startJob(t *testing.T, b string, args ...string) (*exec.Cmd, *lockedBuffer, *lockedBuffer) {
+func startJob(t *testing.T, b string, args ...string) (*exec.Cmd, *syncbuf.Buffer, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(b, "hcclrun"), args...)
-	out, errb := &lockedBuffer{}, &lockedBuffer{}
+	out, errb := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -280,26 +281,9 @@ func startJob(t *testing.T, b string, args ...string) (*exec.Cmd, *lockedBuffer,
 	return cmd, out, errb
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // waitExit waits for cmd, at most limit, and returns its exit code and how
 // long it took.
-func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration, errb *lockedBuffer) (int, time.Duration) {
+func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration, errb *syncbuf.Buffer) (int, time.Duration) {
 	t.Helper()
 	start := time.Now()
 	done := make(chan error, 1)

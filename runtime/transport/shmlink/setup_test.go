@@ -1,17 +1,16 @@
 package shmlink
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/shm"
 )
@@ -69,31 +68,13 @@ func TestSocketName(t *testing.T) {
 	}
 }
 
-// logBuffer collects log lines for assertions.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestStrangersAreDropped: a dialer with the wrong key, a client speaking
 // garbage and one saying nothing must not reach Accept, must be logged,
 // and must not stop the genuine peer behind them.
 func TestStrangersAreDropped(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
 	job, key := newJobID(), newKey(t)
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	ln, err := Listen(job, 0, key, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
