@@ -124,8 +124,11 @@ type Model struct {
 // worse even in-sample (141, 10 clearly worse): they stay for both.
 // PollMax and NetWake were set on the KVM machine of 2026-12-03, each
 // chosen on one calibration and checked on the next (/tmp/cal14 and
-// /tmp/cal15: 160 of 189 within 10% there, none clearly worse). Cores
-// is this machine's; a tuning file overrides any of them (ParseTuning).
+// /tmp/cal15: 160 of 189 within 10% there, none clearly worse; with the
+// algorithms compared within each job, /tmp/cal19: 178 of 189, one
+// clearly worse, docs/selector.md). Cores is this process's CPUs, which
+// a job replaces with its server's (a rank bound to one CPU sees 1:
+// runtime/select.go); a tuning file overrides any of them (ParseTuning).
 func DefaultModel() Model {
 	return Model{
 		Links: [numClasses]LinkCost{
