@@ -22,8 +22,9 @@ import (
 )
 
 // Write draws out-of-place busbw against size, one line per collective
-// (per collective and algorithm for rows of bench --algos), and saves it as SVG or PNG (by path's extension). Size 0 has no place on a
-// log axis and is left out.
+// (per collective and algorithm for rows of bench --algos), and saves it
+// as SVG or PNG (by path's extension). Size 0 has no place on a log axis
+// and is left out.
 func Write(path, title string, rows []bench.Row) error {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".svg", ".png":
