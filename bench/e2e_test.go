@@ -113,14 +113,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		t.Errorf("no OK verdict in\n%s", out)
 	}
 
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep jsonReport
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatalf("--json: %v", err)
-	}
+	rep := readReport(t, jsonPath)
 	if rep.Ranks != 2 || len(rep.Rows) != sizes*len(collNames) {
 		t.Fatalf("--json: %d ranks, %d rows; want 2 and %d", rep.Ranks, len(rep.Rows), sizes*len(collNames))
 	}
@@ -132,6 +125,20 @@ func TestBenchEndToEnd(t *testing.T) {
 			t.Errorf("--json %s: in-place result %v", r.Coll, r.InPlace)
 		}
 	}
+}
+
+// readReport reads the --json file at path.
+func readReport(t *testing.T, path string) jsonReport {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep jsonReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("--json: %v", err)
+	}
+	return rep
 }
 
 // TestBenchUsage checks that flag mistakes are usage errors (exit status 2)
@@ -189,14 +196,7 @@ func TestBenchAlgos(t *testing.T) {
 			t.Errorf("%d rows of %s, want %d\n%s", seen[a], a, 2*sizes, out)
 		}
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep jsonReport
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatalf("--json: %v", err)
-	}
+	rep := readReport(t, jsonPath)
 	if rep.Rounds != rounds || len(rep.Algos) != len(algos) || len(rep.Rows) != 2*sizes*len(algos) {
 		t.Fatalf("--json: rounds %d, algos %v, %d rows", rep.Rounds, rep.Algos, len(rep.Rows))
 	}
