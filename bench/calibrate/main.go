@@ -132,9 +132,10 @@ func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
 			return err
 		}
 		fmt.Fprintf(w, "Fitted constants (tuning file syntax):\n\n```\n")
-		fmt.Fprintf(w, "shm.alpha %v\nshm.bandwidth %.3g\nnet.alpha %v\nnet.bandwidth %.3g\nreduce.bandwidth %.3g\ncopy.bandwidth %.3g\nstep %v\nhandoff %v\ncores %d\nwake %v\n```\n\n",
+		fmt.Fprintf(w, "shm.alpha %v\nshm.bandwidth %.3g\nnet.alpha %v\nnet.bandwidth %.3g\nreduce.bandwidth %.3g\ncopy.bandwidth %.3g\nstep %v\nhandoff %v\ncores %d\nwake %v\nnet.wake %v\n"+
+			"cache.bytes %d\nmemory.bytes %d\nmemory.slowdown %.3g\n```\n\n",
 			m.Links[selector.Shm].Alpha, 1/m.Links[selector.Shm].Beta, m.Links[selector.Net].Alpha, 1/m.Links[selector.Net].Beta,
-			1/m.Gamma, 1/m.Copy, m.Step, m.Handoff, m.Cores, m.Wake)
+			1/m.Gamma, 1/m.Copy, m.Step, m.Handoff, m.Cores, m.Wake, m.NetWake, m.CacheBytes, m.MemBytes, m.MemSlowdown)
 	}
 	fmt.Fprintf(w, "Spread of a point's samples (max/min): median %.2f, 90th percentile %.2f.\n\n", spread[0], spread[1])
 	report(w, m, times, samples)
@@ -268,6 +269,7 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 	})
 	var worst []string
 	var twice []float64 // |auto measured / chosen measured - 1|
+	var ratio []float64 // measured / predicted, every cell
 	total, within, overlap := 0, 0, 0
 	for _, g := range groups {
 		as := algos[g]
@@ -332,6 +334,9 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 					continue
 				}
 				fmt.Fprintf(w, " %s%s / %s |", mark, us(mt), us(pred[a]))
+				if pred[a] > 0 {
+					ratio = append(ratio, float64(mt)/float64(pred[a]))
+				}
 			}
 			auto := "-"
 			if e, err := t.Chosen(); err == nil {
@@ -373,6 +378,17 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 		fmt.Fprintf(w, "The choice timed twice in one job (auto measured vs the chosen algorithm forced), %d points: "+
 			"they differ by %.1f%% at the median, %.1f%% at the 90th percentile, %.1f%% at most.\n\n",
 			len(twice), 100*median(twice), 100*twice[len(twice)*9/10], 100*twice[len(twice)-1])
+	}
+	if len(ratio) > 0 {
+		slices.Sort(ratio)
+		within2 := 0
+		for _, r := range ratio {
+			if r >= 0.5 && r <= 2 {
+				within2++
+			}
+		}
+		fmt.Fprintf(w, "Measured over predicted, %d cells: %.2f at the 10th percentile, %.2f at the median, %.2f at the 90th; "+
+			"within a factor of 2 at %d.\n\n", len(ratio), ratio[len(ratio)/10], median(ratio), ratio[len(ratio)*9/10], within2)
 	}
 	fmt.Fprintf(w, "Automatic choice within 10%% of the fastest measured: %d of %d points; "+
 		"%d more where the choice's fastest sample beat the fastest algorithm's slowest (marked noise); "+

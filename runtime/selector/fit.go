@@ -63,6 +63,8 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	if over {
 		share = float64(t.perServer()) / float64(m.Cores)
 	}
+	// Byte work also slows down as the working set leaves the caches.
+	work := share * m.memory(t, s.size)
 	gain := 1
 	for c := Class(0); c < numClasses; c++ {
 		g := max(min(nc, m.Links[c].Parallel), 1)
@@ -76,13 +78,13 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 		if c == Shm && m.posts(s) {
 			bytes -= s.fromSend / 2 // one copy instead of the ring's two
 		}
-		f[col+1] = bytes / float64(g) * share
+		f[col+1] = bytes / float64(g) * work
 		if s.lat[c] > 0 {
 			gain = max(gain, g)
 		}
 	}
-	f[fitGamma] = s.reduce / float64(gain) * share
-	f[fitCopy] = s.copy / float64(gain) * share
+	f[fitGamma] = s.reduce / float64(gain) * work
+	f[fitCopy] = s.copy / float64(gain) * work
 	f[fitStep] = s.local + s.msgs*float64(nc)
 	// Only shm receives are polled (a socket cannot say that a frame has
 	// arrived): over TCP every receive beyond a step's first is handed

@@ -82,6 +82,19 @@ type Model struct {
 	NetWake time.Duration
 	// NoShm prices every link as the net class (HCCL_SHM_DISABLE=1).
 	NoShm bool
+
+	// Byte work (transfers, reductions, copies) slows down as a
+	// server's working set, its ranks times the call's bytes, outgrows
+	// the caches: at CacheBytes and below it runs at the prices above,
+	// at MemBytes and beyond MemSlowdown times slower, from memory, and
+	// in between by the same factor per doubling. Every algorithm of a
+	// call has the same working set, so this moves the predictions and
+	// not the order of the byte-bound algorithms; what it changes is
+	// where fewer, bigger messages stop paying. Measured on the KVM
+	// machine (docs/selector.md, cal18 and cal19): one shm transfer at
+	// np 2 moves 27 GB/s at 128 KiB, 20 at 1 MiB and 9 from 4 MiB on.
+	CacheBytes, MemBytes int64
+	MemSlowdown          float64
 	// Posted says which collectives hand the shm transfers from the
 	// caller's send buffer over in place (bit 1<<Coll; HCCL_SHM_DIRECT),
 	// for transfers of PostMin to PostMax bytes: the receiver copies them
@@ -101,44 +114,34 @@ type Model struct {
 	MinSegment, MaxSegment int64
 }
 
-// DefaultModel returns constants for the development machine of
-// 2026-12-02 afternoon (2 cores, AMD EPYC under KVM, Linux 6.18, Go 1.26),
-// calibrated by bench/calibrate at 14:26-14:31 UTC (/tmp/cal11: every
-// algorithm forced at np 2, 3 and 4, 8 B to 64 MiB, AllReduce, AllGather,
-// ReduceScatter and Broadcast over shm and AllReduce over TCP, five
-// sweeps). The constants of the PVM machine before it, where this model
-// was first fitted (docs/selector.md has the history), chose within 10% of
-// the fastest at 150 of 189 points here (minima over sweeps; 153 with
-// medians). A full refit (Fit, least squares on the relative error)
-// predicts better and chooses worse (144): it makes the shm alpha 43 ns,
-// which loses one-shot AllReduce's lead at np 2. So the byte costs and
-// the network class are the fit's, rounded (shm 55 GB/s, reduce 37, copy
-// 51, net 3.5 us and 11 GB/s: loopback TCP, which the network class
-// assumes between servers), and the shm alpha, step, wake and handoff
-// the PVM values scaled to this machine's measured small calls (about a
-// third): 153 of 189 (155 with medians), no point clearly worse, and 155
-// on the calibration before it (/tmp/cal10, three sweeps), where the old
-// constants scored 156. On the PVM machine again that evening (/tmp/cal13,
-// 18:39-18:58 UTC) these constants chose within 10% at 153 of 189 (148
-// with medians), none clearly worse, where a refit to its data chose
-// worse even in-sample (141, 10 clearly worse): they stay for both.
-// PollMax and NetWake were set on the KVM machine of 2026-12-03, each
-// chosen on one calibration and checked on the next (/tmp/cal14 and
-// /tmp/cal15: 160 of 189 within 10% there, none clearly worse; with the
-// algorithms compared within each job, /tmp/cal19: 178 of 189, one
-// clearly worse, docs/selector.md). Cores is this process's CPUs, which
-// a job replaces with its server's (a rank bound to one CPU sees 1:
-// runtime/select.go); a tuning file overrides any of them (ParseTuning).
+// DefaultModel returns constants for the development machine (2 cores,
+// AMD EPYC under KVM, Linux 6.18, Go 1.26), as of 2026-12-03 afternoon;
+// docs/selector.md has how each was measured and the tables. Step,
+// PollMax and the byte costs' ratios go back to the fit of 2026-12-02
+// (cal11). On 2026-12-03 the byte costs were doubled and the memory
+// slowdown added (neither changes the order of byte-bound algorithms,
+// whose calls have one working set), the shm alpha doubled (which keeps
+// one-shot's lead at np 2 up to 8 KiB), the net alpha set to what a round
+// of loopback TCP costs at np 2 (10-11 us where 3.5 was priced), and wake
+// and handoff to 2.5 times what they were: against the four calibrations
+// since the algorithms were compared within each job (cal16-cal19), the
+// choice is within 10% of the fastest at 175, 62, 182 and 179 points
+// where the constants before scored 173, 62, 181 and 178, and the
+// predictions went from 2.5x below the measured times at the median
+// (within a factor of 2 at 295 of cal19's 717 cells) to 0.99 (613).
+// Cores is this process's CPUs, which a job replaces with its server's
+// (a rank bound to one CPU sees 1: runtime/select.go); a tuning file
+// overrides any of them (ParseTuning).
 func DefaultModel() Model {
 	return Model{
 		Links: [numClasses]LinkCost{
-			Shm: {Alpha: 300 * time.Nanosecond, Beta: 1 / 5.5e10, Parallel: 2},
-			Net: {Alpha: 3500 * time.Nanosecond, Beta: 1 / 1.1e10, Parallel: 2},
+			Shm: {Alpha: 600 * time.Nanosecond, Beta: 1 / 2.75e10, Parallel: 2},
+			Net: {Alpha: 10 * time.Microsecond, Beta: 1 / 5.5e9, Parallel: 2},
 		},
-		Gamma:   1 / 3.7e10,
-		Copy:    1 / 5.1e10,
+		Gamma:   1 / 1.85e10,
+		Copy:    1 / 2.55e10,
 		Step:    60 * time.Nanosecond,
-		Handoff: 4 * time.Microsecond,
+		Handoff: 10 * time.Microsecond,
 		// Below the poll's bound in the code (a receive of one frame):
 		// with more ranks than cores a polled receive of tens of KiB
 		// still waits for its peer's turn on a core. Chosen on the
@@ -151,8 +154,14 @@ func DefaultModel() Model {
 		// 128 KiB was fitted on the PVM machine (cal7).
 		PollMax: 16 << 10,
 		Cores:   goruntime.NumCPU(),
-		Wake:    2 * time.Microsecond,
-		NetWake: 19 * time.Microsecond,
+		Wake:    5 * time.Microsecond,
+		NetWake: 15 * time.Microsecond,
+		// One shm transfer at np 2 moved 27 GB/s at 128 KiB, 20 at
+		// 1 MiB, 9-10 from 4 MiB on (cal19); fitted to all
+		// collectives at np 2-4 by the median of measured/predicted.
+		CacheBytes:  512 << 10,
+		MemBytes:    32 << 20,
+		MemSlowdown: 3,
 		// The executor runs one channel and cuts transfers into
 		// HCCL_BUFFSIZE/4 (256 KiB) segments whatever the selector says;
 		// one channel keeps the prices those of what runs.

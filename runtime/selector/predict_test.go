@@ -161,6 +161,9 @@ handoff 7us
 poll.max 64K
 wake 40us
 cores 3
+cache.bytes 2M
+memory.bytes 64M
+memory.slowdown 2.5
 `
 	m, err := ParseTuning(strings.NewReader(in), DefaultModel())
 	if err != nil {
@@ -170,7 +173,8 @@ cores 3
 	if m.Links[Shm].Alpha != 2*time.Microsecond || m.Links[Net].Beta != 1e-9 || m.Links[Net].Parallel != 4 ||
 		m.Gamma != 1/4e9 || m.MaxChannels != 3 || m.MinChannelBytes != 1<<20 || m.MaxSegment != 1<<20 ||
 		m.Links[Net].Alpha != d.Links[Net].Alpha || m.Copy != d.Copy ||
-		m.Handoff != 7*time.Microsecond || m.PollMax != 64<<10 || m.Wake != 40*time.Microsecond || m.Cores != 3 {
+		m.Handoff != 7*time.Microsecond || m.PollMax != 64<<10 || m.Wake != 40*time.Microsecond || m.Cores != 3 ||
+		m.CacheBytes != 2<<20 || m.MemBytes != 64<<20 || m.MemSlowdown != 2.5 {
 		t.Errorf("parsed %+v", m)
 	}
 	for _, bad := range []struct{ in, want string }{
@@ -182,6 +186,8 @@ cores 3
 		{"channels.max 0", "bad count"},
 		{"cores -1", "bad core count"},
 		{"wake soon", "bad duration"},
+		{"memory.slowdown 0.5", "bad slowdown"},
+		{"memory.bytes lots", "memory.bytes"},
 	} {
 		if _, err := ParseTuning(strings.NewReader(bad.in), DefaultModel()); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("ParseTuning(%q) = %v, want %q", bad.in, err, bad.want)

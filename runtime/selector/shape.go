@@ -34,6 +34,7 @@ type shape struct {
 	// and coll the collective.
 	fromSend float64
 	coll     plan.Coll
+	size     float64 // the call's bytes (Call.Bytes)
 }
 
 func (s *shape) round(c Class, bytes float64) {
@@ -81,7 +82,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 	if !algo.Serves(a, coll) {
 		return shape{}, fmt.Errorf("%s does not implement %s (it serves %s)", name, coll, collList(a))
 	}
-	s := shape{coll: coll}
+	s := shape{coll: coll, size: float64(size)}
 	n := t.Ranks
 	S := float64(size)
 	if n == 1 {

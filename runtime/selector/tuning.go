@@ -21,6 +21,9 @@ import (
 //	handoff 20us             # each receive of a step beyond the first
 //	poll.max 128K            # the largest transfer that pays no handoff
 //	cores 2                  # cores a server's ranks share
+//	cache.bytes 1M           # a server's working set still served from cache
+//	memory.bytes 32M         # the working set from which every byte is from memory
+//	memory.slowdown 4        # how much slower byte work is from memory
 //	wake 30us                # a round over shm when ranks outnumber cores
 //	net.wake 20us            # a message received over net, likewise
 //	channels.max 2
@@ -119,6 +122,17 @@ func (m *Model) set(key, val string) error {
 		return size(&m.PollMax)
 	case "wake":
 		return dur(&m.Wake)
+	case "cache.bytes":
+		return size(&m.CacheBytes)
+	case "memory.bytes":
+		return size(&m.MemBytes)
+	case "memory.slowdown":
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil || v < 1 || v > 1000 {
+			return fmt.Errorf("bad slowdown %q (1 to 1000)", val)
+		}
+		m.MemSlowdown = v
+		return nil
 	case "cores":
 		v, err := strconv.Atoi(val)
 		if err != nil || v < 0 || v > 1<<20 {
