@@ -15,7 +15,10 @@
 // a median of 31.7 us against oneshot's 46.2, means of 37-45 against
 // 27-29 in interleaved runs). The files of the script before --algos (one
 // forced algorithm per job and sweep, s1-np2-shm-allreduce-ring-small.json)
-// are still read: each job's mean is a sample.
+// are still read: each job's mean is a sample. The points where the
+// choice measured over 10% slower than the fastest are listed with the
+// two compared round by round (paired), which tells the machine's drift
+// from a real difference.
 package main
 
 import (
@@ -144,7 +147,9 @@ func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
 
 // load reads every run file of dir and returns each point's median (or,
 // with over "min", minimum) over sweeps of the statistic stat, every
-// point's samples (sorted), and the median and 90th percentile of the
+// point's samples (in the order of the rounds, out of place then in
+// place, so that two algorithms' i-th samples were measured in the same
+// round), and the median and 90th percentile of the
 // points' spreads.
 func load(dir, stat, over string) (map[point]time.Duration, map[point][]float64, [2]float64, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*np*-*-*-*.json"))
@@ -200,7 +205,7 @@ func load(dir, stat, over string) (map[point]time.Duration, map[point][]float64,
 	times := map[point]time.Duration{}
 	var spreads []float64
 	for p, v := range all {
-		slices.Sort(v)
+		v = slices.Sorted(slices.Values(v)) // all[p] keeps the rounds' order, for pairing
 		t := median(v)
 		if over == "min" {
 			t = v[0]
@@ -267,7 +272,7 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 		}
 		return groups[i].coll < groups[j].coll
 	})
-	var worst []string
+	var worst, over []string // clearly worse; over 10% within the noise
 	var twice []float64 // |auto measured / chosen measured - 1|
 	var ratio []float64 // measured / predicted, every cell
 	total, within, overlap := 0, 0, 0
@@ -359,14 +364,16 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 				dist = fmt.Sprintf("%+.0f%%", 100*d)
 				total++
 				as, bs := samples[point{g.link, g.coll, np, size, auto}], samples[point{g.link, g.coll, np, size, best}]
-				noise := as[0] <= bs[len(bs)-1]
+				noise := slices.Min(as) <= slices.Max(bs)
+				miss := fmt.Sprintf("%s/%s np %d %s: %s %s vs %s %s%s", g.coll, g.link, np, selector.FormatBytes(size), auto, us(at), best, us(times[point{g.link, g.coll, np, size, best}]), paired(as, bs))
 				if d <= 0.10 {
 					within++
 				} else if noise {
 					overlap++
 					dist += " (noise)"
+					over = append(over, miss)
 				} else {
-					worst = append(worst, fmt.Sprintf("%s/%s np %d %s: %s %s vs %s %s", g.coll, g.link, np, selector.FormatBytes(size), auto, us(at), best, us(times[point{g.link, g.coll, np, size, best}])))
+					worst = append(worst, miss)
 				}
 			}
 			fmt.Fprintf(w, " %s | %s |\n", auto, dist)
@@ -396,6 +403,33 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 	for _, s := range worst {
 		fmt.Fprintf(w, "- %s\n", s)
 	}
+	if len(over) > 0 {
+		fmt.Fprintf(w, "\nOver 10%% within the noise:\n\n")
+		for _, s := range over {
+			fmt.Fprintf(w, "- %s\n", s)
+		}
+	}
+}
+
+// paired compares two algorithms' samples of one point round by round
+// (the i-th samples of both were measured in the same round, back to
+// back, so the machine's drift between rounds cancels): the median of
+// the rounds' ratios a/b and in how many rounds a was the slower. Empty
+// when the samples do not pair (runs of the script before --algos).
+func paired(a, b []float64) string {
+	if len(a) != len(b) || len(a) == 0 {
+		return ""
+	}
+	ratios := make([]float64, len(a))
+	slower := 0
+	for i := range a {
+		ratios[i] = a[i] / b[i]
+		if a[i] > b[i] {
+			slower++
+		}
+	}
+	slices.Sort(ratios)
+	return fmt.Sprintf(" (round by round: %.2fx at the median, slower in %d of %d)", median(ratios), slower, len(a))
 }
 
 func us(d time.Duration) string {
