@@ -208,3 +208,22 @@ func TestBenchAlgos(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchCPUProfile checks that --cpuprofile writes a profile per rank,
+// creating the directory when it is missing.
+func TestBenchCPUProfile(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := buildHcclrun(ctx, t)
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	cmd := exec.CommandContext(ctx, bin, "bench", "-np", "2", "-o", "allreduce", "-b", "8", "-e", "8", "-n", "1000", "--cpuprofile", dir, "--timeout", "100")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hcclrun bench --cpuprofile: %v\n%s", err, out)
+	}
+	for r := range 2 {
+		fi, err := os.Stat(filepath.Join(dir, fmt.Sprintf("rank-%d.pprof", r)))
+		if err != nil || fi.Size() == 0 {
+			t.Errorf("rank %d's profile: %v (size %v)", r, err, fi)
+		}
+	}
+}

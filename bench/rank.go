@@ -108,8 +108,12 @@ func runRank(ctx context.Context, sp spec, out io.Writer) (err error) {
 }
 
 // startProfile writes this rank's CPU profile to dir/rank-N.pprof until
-// the returned function is called.
+// the returned function is called. Each rank creates dir if it is missing,
+// as ranks on other hosts must.
 func startProfile(dir string, rank int) (func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("bench rank %d: cpu profile: %w", rank, err)
+	}
 	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank-%d.pprof", rank)))
 	if err != nil {
 		return nil, fmt.Errorf("bench rank %d: cpu profile: %w", rank, err)
