@@ -8,7 +8,10 @@
 // local copies, each counted by a closed formula per algorithm and
 // collective that the tests check against the plans the algorithms really
 // build (plan.Simulate's round and byte counts). Closed formulas, not plan
-// walks, so that a 65536-rank job is priced in microseconds.
+// walks, so that a 65536-rank job is priced in microseconds. Byte work is
+// slowed by the ranks a server's cores are shared among and by how far
+// the call's working set outgrows the caches (memory.go); docs/selector.md
+// has the constants' calibration and the predicted-vs-measured tables.
 //
 // Everything here is pure except Selector's cache and its log lines: the
 // CLI prints the same cost table a running job would use, without

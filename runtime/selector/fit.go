@@ -43,8 +43,8 @@ const (
 
 // terms is the time of shape s on topology t with nc channels as a linear
 // form in the constants Fit solves for (the same order as fitted): the
-// channel count, the parallel gains and the oversubscription of the cores
-// are fixed by m and t, not by those constants.
+// channel count, the parallel gains, the oversubscription of the cores
+// and the memory slowdown are fixed by m and t, not by those constants.
 func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	var f [numFit]float64
 	if m.NoShm {
