@@ -217,13 +217,14 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 		case name == "oneshot" && n == 2:
 			// Out of place the peer's input is reduced on arrival,
 			// straight into recv: no copy, no local step. In place
-			// the plan still copies and reduces in steps of their
-			// own. A Call does not say which, so the copy stays in
-			// the price and the steps go: the crossover with ring
-			// falls at 8-16 KiB, between the two placements' (np 2,
-			// bench --algos, 7 rounds: in place even at 8 KiB and
-			// ring 18% faster at 16 KiB; out of place one-shot 13%
-			// faster still at 32 KiB).
+			// it is reduced on arrival into scratch and copied to
+			// recv in a step of its own. A Call does not say which,
+			// so the copy stays in the price and the step goes: the
+			// crossover with ring falls at 8-16 KiB, between the
+			// two placements' (np 2, bench --algos, 7 rounds, with
+			// the in-place plan before this one, which copied more:
+			// in place even at 8 KiB and ring 18% faster at 16 KiB;
+			// out of place one-shot 13% faster still at 32 KiB).
 			s.round(Shm, S)
 			s.reduce = S
 			s.copy = S
