@@ -273,9 +273,10 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 		return groups[i].coll < groups[j].coll
 	})
 	var worst, over []string // clearly worse; over 10% within the noise
-	var twice []float64 // |auto measured / chosen measured - 1|
-	var ratio []float64 // measured / predicted, every cell
+	var twice []float64      // |auto measured / chosen measured - 1|
+	var ratio []float64      // measured / predicted, every cell
 	total, within, overlap := 0, 0, 0
+	confirmed := 0 // over 10% by the medians and round by round
 	for _, g := range groups {
 		as := algos[g]
 		slices.Sort(as)
@@ -365,7 +366,11 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 				total++
 				as, bs := samples[point{g.link, g.coll, np, size, auto}], samples[point{g.link, g.coll, np, size, best}]
 				noise := slices.Min(as) <= slices.Max(bs)
-				miss := fmt.Sprintf("%s/%s np %d %s: %s %s vs %s %s%s", g.coll, g.link, np, selector.FormatBytes(size), auto, us(at), best, us(times[point{g.link, g.coll, np, size, best}]), paired(as, bs))
+				pr := paired(as, bs)
+				miss := fmt.Sprintf("%s/%s np %d %s: %s %s vs %s %s%s", g.coll, g.link, np, selector.FormatBytes(size), auto, us(at), best, us(times[point{g.link, g.coll, np, size, best}]), pr)
+				if d > 0.10 && pr.ok && pr.ratio > 1.10 {
+					confirmed++
+				}
 				if d <= 0.10 {
 					within++
 				} else if noise {
@@ -397,11 +402,18 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 		fmt.Fprintf(w, "Measured over predicted, %d cells: %.2f at the 10th percentile, %.2f at the median, %.2f at the 90th; "+
 			"within a factor of 2 at %d.\n\n", len(ratio), ratio[len(ratio)/10], median(ratio), ratio[len(ratio)*9/10], within2)
 	}
+	end := "."
+	if len(worst) > 0 {
+		end = ":\n"
+	}
 	fmt.Fprintf(w, "Automatic choice within 10%% of the fastest measured: %d of %d points; "+
 		"%d more where the choice's fastest sample beat the fastest algorithm's slowest (marked noise); "+
-		"%d clearly worse:\n\n", within, total, overlap, len(worst))
+		"%d clearly worse%s\n", within, total, overlap, len(worst), end)
 	for _, s := range worst {
 		fmt.Fprintf(w, "- %s\n", s)
+	}
+	if n := len(worst) + overlap; n > 0 {
+		fmt.Fprintf(w, "\nOf the %d over 10%%, %d are also over 10%% round by round (the median of the rounds' ratios).\n", n, confirmed)
 	}
 	if len(over) > 0 {
 		fmt.Fprintf(w, "\nOver 10%% within the noise:\n\n")
@@ -416,9 +428,15 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 // back, so the machine's drift between rounds cancels): the median of
 // the rounds' ratios a/b and in how many rounds a was the slower. Empty
 // when the samples do not pair (runs of the script before --algos).
-func paired(a, b []float64) string {
+type pairing struct {
+	ratio      float64 // the median of the rounds' ratios a/b
+	slower, of int     // rounds in which a was the slower, of all
+	ok         bool    // the samples pair
+}
+
+func paired(a, b []float64) pairing {
 	if len(a) != len(b) || len(a) == 0 {
-		return ""
+		return pairing{}
 	}
 	ratios := make([]float64, len(a))
 	slower := 0
@@ -429,7 +447,14 @@ func paired(a, b []float64) string {
 		}
 	}
 	slices.Sort(ratios)
-	return fmt.Sprintf(" (round by round: %.2fx at the median, slower in %d of %d)", median(ratios), slower, len(a))
+	return pairing{median(ratios), slower, len(a), true}
+}
+
+func (p pairing) String() string {
+	if !p.ok {
+		return ""
+	}
+	return fmt.Sprintf(" (round by round: %.2fx at the median, slower in %d of %d)", p.ratio, p.slower, p.of)
 }
 
 func us(d time.Duration) string {
