@@ -364,21 +364,23 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 				d := float64(at)/float64(times[point{g.link, g.coll, np, size, best}]) - 1
 				dist = fmt.Sprintf("%+.0f%%", 100*d)
 				total++
-				as, bs := samples[point{g.link, g.coll, np, size, auto}], samples[point{g.link, g.coll, np, size, best}]
-				noise := slices.Min(as) <= slices.Max(bs)
-				pr := paired(as, bs)
-				miss := fmt.Sprintf("%s/%s np %d %s: %s %s vs %s %s%s", g.coll, g.link, np, selector.FormatBytes(size), auto, us(at), best, us(times[point{g.link, g.coll, np, size, best}]), pr)
-				if d > 0.10 && pr.ok && pr.ratio > 1.10 {
-					confirmed++
-				}
 				if d <= 0.10 {
 					within++
-				} else if noise {
-					overlap++
-					dist += " (noise)"
-					over = append(over, miss)
 				} else {
-					worst = append(worst, miss)
+					bt := times[point{g.link, g.coll, np, size, best}]
+					as, bs := samples[point{g.link, g.coll, np, size, auto}], samples[point{g.link, g.coll, np, size, best}]
+					pr := paired(as, bs)
+					if pr.of > 0 && pr.ratio > 1.10 {
+						confirmed++
+					}
+					miss := fmt.Sprintf("%s/%s np %d %s: %s %s vs %s %s%s", g.coll, g.link, np, selector.FormatBytes(size), auto, us(at), best, us(bt), pr)
+					if slices.Min(as) <= slices.Max(bs) {
+						overlap++
+						dist += " (noise)"
+						over = append(over, miss)
+					} else {
+						worst = append(worst, miss)
+					}
 				}
 			}
 			fmt.Fprintf(w, " %s | %s |\n", auto, dist)
@@ -423,17 +425,16 @@ func report(w io.Writer, m selector.Model, times map[point]time.Duration, sample
 	}
 }
 
-// paired compares two algorithms' samples of one point round by round
-// (the i-th samples of both were measured in the same round, back to
-// back, so the machine's drift between rounds cancels): the median of
-// the rounds' ratios a/b and in how many rounds a was the slower. Empty
-// when the samples do not pair (runs of the script before --algos).
+// pairing is two algorithms' samples of one point compared round by
+// round: the i-th samples of both were measured in the same round, back to
+// back, so the machine's drift between rounds cancels.
 type pairing struct {
 	ratio      float64 // the median of the rounds' ratios a/b
-	slower, of int     // rounds in which a was the slower, of all
-	ok         bool    // the samples pair
+	slower, of int     // rounds in which a was the slower, of all; 0 when the samples do not pair
 }
 
+// paired compares a with b round by round; the zero pairing when the
+// samples do not pair (runs of the script before --algos).
 func paired(a, b []float64) pairing {
 	if len(a) != len(b) || len(a) == 0 {
 		return pairing{}
@@ -447,11 +448,11 @@ func paired(a, b []float64) pairing {
 		}
 	}
 	slices.Sort(ratios)
-	return pairing{median(ratios), slower, len(a), true}
+	return pairing{median(ratios), slower, len(a)}
 }
 
 func (p pairing) String() string {
-	if !p.ok {
+	if p.of == 0 {
 		return ""
 	}
 	return fmt.Sprintf(" (round by round: %.2fx at the median, slower in %d of %d)", p.ratio, p.slower, p.of)
