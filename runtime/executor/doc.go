@@ -27,6 +27,11 @@
 // its links are done with what it posted or started (waitPosted), so the
 // next step may overwrite those buffers.
 //
+// A plan that is one small exchange with one peer and local work (every
+// collective of a few bytes at np 2) skips that machinery: its first step
+// runs straight on the calling goroutine (pair.go), where the general
+// step's own work cost as much as the exchange.
+//
 // Every frame carries the call's sequence number and descriptor, the sender,
 // the transfer's ordinal on its directed link and the segment's offset and
 // length. A receiver compares each header with what its own plan expects and

@@ -62,7 +62,8 @@ type Executor struct {
 	left      []*task  // the tasks of a step not done inline by trySends
 	posted    []posted // the links a step posted payloads to, waited for at its end
 	localLeft []*task  // the tasks of a step that are not local ops
-	localTask task     // the op of a step of local ops only (localStep)
+	localTask task     // the op of a step of local ops only (localOps)
+	pairs     pairPlan // whether the plan run last starts with a pair step, and its state
 	workers   []*worker
 	stepWG    sync.WaitGroup
 	onFail    func(error)
@@ -98,6 +99,7 @@ func New(rank int, links Links, cfg Config) *Executor {
 		rank:     rank,
 		links:    links,
 		segBytes: seg,
+		pairs:    pairPlan{maxBytes: min(pairMax, seg&^7)}, // whole elements of any size
 		onFail:   cfg.OnFailure,
 		poll:     cfg.Poll,
 		staging:  make(map[int][]byte),
@@ -118,9 +120,22 @@ func (e *Executor) Run(ctx context.Context, p *plan.Plan, call Call, bufs Buffer
 	e.touched = e.touched[:0]
 	// The run lives in the executor, so that the tasks pointing at it do
 	// not make every call allocate one.
-	e.run = run{e: e, call: call, bufs: bufs, scratch: scratch}
+	seg := e.segBytes - e.segBytes%call.ElemSize
+	if seg <= 0 {
+		seg = call.ElemSize
+	}
+	e.run = run{e: e, call: call, bufs: bufs, scratch: scratch, seg: seg}
 	r := &e.run
-	for i := range p.Steps {
+	first := 0
+	if e.pairs.of(p, e.rank) {
+		if ran, err := r.pairStep(ctx, &e.pairs); ran {
+			if err != nil {
+				return err
+			}
+			first = 1
+		}
+	}
+	for i := first; i < len(p.Steps); i++ {
 		if err := r.step(ctx, i, &p.Steps[i]); err != nil {
 			return err
 		}
@@ -134,6 +149,7 @@ type run struct {
 	call    Call
 	bufs    Buffers
 	scratch []byte
+	seg     int // the segment's bytes: Executor.segBytes in whole elements
 }
 
 // task is one op of a step with everything resolved before it starts. The
@@ -185,7 +201,7 @@ func (e *Executor) startWorker() *worker {
 
 func (r *run) step(ctx context.Context, index int, s *plan.Step) error {
 	if localOnly(s) {
-		return r.localStep(index, s)
+		return r.localOps(index, s)
 	}
 	e := r.e
 	for len(e.tasks) < len(s.Ops) {
@@ -219,12 +235,17 @@ func localOnly(s *plan.Step) bool {
 	return true
 }
 
-// localStep runs a step of local ops straight, without the tasks and the
-// hand-over machinery of a step that communicates: for a small collective
-// that machinery costs more than the copy or reduction.
-func (r *run) localStep(index int, s *plan.Step) error {
+// localOps runs the local ops of step index straight, without the tasks
+// and the hand-over machinery of a step that communicates (for a small
+// collective that machinery costs more than the copy or reduction), and
+// skips its transfers: a step of local ops only, or the local ops of a
+// pair step (pairStep).
+func (r *run) localOps(index int, s *plan.Step) error {
 	t := &r.e.localTask
 	for i := range s.Ops {
+		if k := s.Ops[i].Kind; k != plan.OpCopy && k != plan.OpReduce {
+			continue
+		}
 		t.begin(r, index)
 		if err := r.prepare(&s.Ops[i], t); err != nil {
 			return &LinkError{Peer: s.Ops[i].Peer, Step: index, Op: s.Ops[i].String(), Err: err}
@@ -509,13 +530,18 @@ func (r *run) region(reg plan.Region) ([]byte, error) {
 
 // exec runs one op.
 func (r *run) exec(ctx context.Context, t *task) error {
-	err := r.execOp(ctx, t)
-	if err == nil {
-		return nil
+	if err := r.execOp(ctx, t); err != nil {
+		return r.failed(t.op, t.index, err)
 	}
+	return nil
+}
+
+// failed describes the error of op, of step index, and reports it to the
+// owner.
+func (r *run) failed(op *plan.Op, index int, err error) error {
 	var mm *MismatchError
 	if !errors.As(err, &mm) {
-		err = &LinkError{Peer: t.op.Peer, Step: t.index, Op: t.op.String(), Err: err}
+		err = &LinkError{Peer: op.Peer, Step: index, Op: op.String(), Err: err}
 	}
 	// Tell the owner at once: the other ops of the step may be blocked on
 	// peers that will never send, until the owner closes the links.
@@ -557,11 +583,7 @@ func (r *run) local(t *task) {
 // segment returns the byte length of the segment at off of a transfer of n
 // bytes, a whole number of elements.
 func (r *run) segment(off, n int) int {
-	seg := r.e.segBytes - r.e.segBytes%r.call.ElemSize
-	if seg <= 0 {
-		seg = r.call.ElemSize
-	}
-	return min(seg, n-off)
+	return min(r.seg, n-off)
 }
 
 func (r *run) header(ord uint32, off, n int) netio.Header {
