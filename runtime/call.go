@@ -117,14 +117,15 @@ func (c *Comm) planFor(a *call) (*plan.Plan, error) {
 	return p, nil
 }
 
-// current is the collective a communicator is running, for the failure
-// paths that fire while it runs (a failing op, the exec timer).
+// current is what the failure paths that fire while a collective runs (a
+// failing op, the exec timer) need to know of it: copies of a few fields
+// of the call, whose pointer kept here would move every call to the heap.
 type current struct {
-	a      call // a copy: keeping the caller's pointer would move it to the heap
-	algo   string
-	ec     executor.Call
-	ctx    context.Context
-	failed atomic.Pointer[OpError] // the first failure, once reported
+	coll       plan.Coll
+	recvCounts []int // AlltoAllV's, for a mismatch's message
+	algo       string
+	ctx        context.Context
+	failed     atomic.Pointer[OpError] // the first failure, once reported
 }
 
 // execute runs plan p of call a, bounded by HCCL_EXEC_TIMEOUT, and reports
@@ -132,7 +133,7 @@ type current struct {
 // ranks when a peer times out).
 func (c *Comm) execute(ctx context.Context, a *call, p *plan.Plan, ec executor.Call) error {
 	cur := &c.cur
-	cur.a, cur.algo, cur.ec, cur.ctx = *a, p.Algo, ec, ctx
+	cur.coll, cur.recvCounts, cur.algo, cur.ctx = a.req.Coll, a.req.RecvCounts, p.Algo, ctx
 	if cur.failed.Load() != nil {
 		cur.failed.Store(nil) // only after a failure: a store is a locked instruction
 	}
@@ -176,8 +177,7 @@ func (c *Comm) fail(err error) {
 // describe turns an executor error into the running call's *OpError.
 func (c *Comm) describe(err error) *OpError {
 	cur := &c.cur
-	a := &cur.a
-	oe := &OpError{Op: a.req.Coll.String(), Algo: cur.algo, Rank: c.job.Rank, Peer: -1, Step: -1}
+	oe := &OpError{Op: cur.coll.String(), Algo: cur.algo, Rank: c.job.Rank, Peer: -1, Step: -1}
 	var (
 		mm *executor.MismatchError
 		le *executor.LinkError
@@ -191,9 +191,9 @@ func (c *Comm) describe(err error) *OpError {
 		oe.Err = err
 	case errors.As(err, &mm):
 		oe.Peer = mm.Peer
-		if a.req.Coll == plan.AlltoAllV && mm.SameCall() {
+		if cur.coll == plan.AlltoAllV && mm.SameCall() {
 			oe.Err = fmt.Errorf("%w: rank %d expects %d elements from rank %d, but rank %d sends a different count (%v)",
-				ErrMismatch, c.job.Rank, a.req.RecvCounts[mm.Peer], mm.Peer, mm.Peer, err)
+				ErrMismatch, c.job.Rank, cur.recvCounts[mm.Peer], mm.Peer, mm.Peer, err)
 		} else {
 			oe.Err = fmt.Errorf("%w: %v", ErrMismatch, err)
 		}
