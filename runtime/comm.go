@@ -58,6 +58,7 @@ type Comm struct {
 	seq    uint64         // sequence number of the last collective
 	p2pSeq map[int]uint64 // point-to-point messages per peer and direction
 	plans  planCache
+	last   lastCall  // the last collective's plan, for a call that repeats it (repeat.go)
 	cur    current   // the running collective
 	timer  execTimer // HCCL_EXEC_TIMEOUT
 

@@ -103,5 +103,6 @@ func (c *Comm) SetAlgo(spec string) error {
 	defer c.mu.Unlock()
 	c.sel = c.sel.WithPolicy(policy)
 	c.lastChoice.algo = nil
+	c.last.plan = nil
 	return nil
 }
