@@ -36,9 +36,8 @@ func (l *echoLink) VisitPayload(_ context.Context, n int, fn func(int, []byte)) 
 	fn(0, l.payload[:n])
 	return nil
 }
-func (l *echoLink) Arrived() (int, bool) { return l.n, true }
-func (l *echoLink) Shut()                {}
-func (l *echoLink) Close() error         { return nil }
+func (l *echoLink) Shut()        {}
+func (l *echoLink) Close() error { return nil }
 
 var _ transport.TrySender = (*echoLink)(nil)
 

@@ -37,24 +37,22 @@ const pairMax = 4 << 10
 // pairPlan says whether the plan run last is a pair plan (pairStep), with
 // its ops, and keeps what pairStep needs from call to call without
 // allocating: headers handed to a link through an interface escape from
-// the stack, and the receive's reducer keeps its function value.
+// the stack, and the receive's task keeps its reducer's function value.
 type pairPlan struct {
-	plan     *plan.Plan
-	ok       bool
-	send     *plan.Op
-	recv     *plan.Op
-	out, in  netio.Header
-	pieces   pieceReducer
-	maxBytes int // pairMax, or less when the segment is smaller
+	plan       *plan.Plan
+	send, recv *plan.Op // nil when plan is not a pair plan
+	out        netio.Header
+	recvTask   task // the receive, for the general path's payload
+	maxBytes   int  // pairMax, or less when the segment is smaller
 }
 
 // of reports whether p is a pair plan for rank, looking at its steps only
 // when p is not the plan it looked at last.
 func (pp *pairPlan) of(p *plan.Plan, rank int) bool {
 	if pp.plan == p {
-		return pp.ok
+		return pp.send != nil
 	}
-	pp.plan, pp.ok, pp.send, pp.recv = p, false, nil, nil
+	pp.plan, pp.send, pp.recv = p, nil, nil
 	if len(p.Steps) == 0 {
 		return false
 	}
@@ -85,7 +83,7 @@ func (pp *pairPlan) of(p *plan.Plan, rank int) bool {
 	if so == nil || ro == nil || so.Peer != ro.Peer || so.Peer == rank || so.Peer < 0 {
 		return false
 	}
-	pp.ok, pp.send, pp.recv = true, so, ro
+	pp.send, pp.recv = so, ro
 	return true
 }
 
@@ -138,39 +136,21 @@ func (r *run) pairStep(ctx context.Context, pp *pairPlan) (bool, error) {
 			return true, err
 		}
 	}
+	rt := &pp.recvTask
+	rt.op, rt.dst, rt.src = ro, dst, acc
 	want := r.header(0, 0, len(dst))
 	want.Src = uint32(peer)
-	err = link.RecvHeader(ctx, &pp.in)
+	err = link.RecvHeader(ctx, &rt.recvHdr)
 	switch {
 	case err != nil:
-	case pp.in != want:
-		err = &MismatchError{Rank: r.e.rank, Peer: peer, Want: want, Got: pp.in}
-	case ro.Kind == plan.OpRecv:
-		err = link.RecvPayload(ctx, dst)
+	case rt.recvHdr != want:
+		err = &MismatchError{Rank: r.e.rank, Peer: peer, Want: want, Got: rt.recvHdr}
 	default:
-		err = r.reduceIn(ctx, link, peer, dst, acc, ro.PeerFirst)
+		visitor, _ := link.(transport.PayloadVisitor)
+		err = r.payload(ctx, rt, link, visitor, 0, len(dst))
 	}
 	if err != nil {
 		return true, r.failed(ro, 0, err)
 	}
 	return true, nil
-}
-
-// reduceIn reduces the payload of the frame whose header was read into dst
-// with acc, straight from the link's buffer when the link shows it in place.
-func (r *run) reduceIn(ctx context.Context, link transport.Link, peer int, dst, acc []byte, peerFirst bool) error {
-	n := len(dst)
-	if v, ok := link.(transport.PayloadVisitor); ok {
-		return v.VisitPayload(ctx, n, r.e.pairs.pieces.start(r.call.ElemSize, dst, acc, r.call.Kernel, peerFirst))
-	}
-	stage := r.e.stagingFor(peer, n)[:n]
-	if err := link.RecvPayload(ctx, stage); err != nil {
-		return err
-	}
-	if peerFirst {
-		r.call.Kernel(dst, stage, acc)
-	} else {
-		r.call.Kernel(dst, acc, stage)
-	}
-	return nil
 }
