@@ -7,15 +7,11 @@ import (
 )
 
 // planCache keeps the plans a communicator has built, so that a training
-// loop that repeats the same calls plans each one once. AlltoAllV plans
-// depend on per-peer counts and are rebuilt unless the counts repeat the
-// last ones.
+// loop that repeats the same calls plans each one once (a loop of one call
+// does not even look here: repeat.go). AlltoAllV plans depend on per-peer
+// counts and are rebuilt unless the counts repeat the last ones.
 type planCache struct {
 	plans map[planKey]*plan.Plan
-	// the plan get returned last, which a loop of one call finds without
-	// hashing its key
-	lastKey  planKey
-	lastPlan *plan.Plan
 	// last AlltoAllV plan and the counts it was built for
 	vKey  planKey
 	vReq  plan.Request
@@ -53,11 +49,7 @@ func (pc *planCache) get(alg plan.Algorithm, req *plan.Request) (*plan.Plan, err
 		}
 		return p, nil
 	}
-	if pc.lastPlan != nil && pc.lastKey == key {
-		return pc.lastPlan, nil
-	}
 	if p, ok := pc.plans[key]; ok {
-		pc.lastKey, pc.lastPlan = key, p
 		return p, nil
 	}
 	p, err := alg.Build(*req)
@@ -78,7 +70,6 @@ func (pc *planCache) get(alg plan.Algorithm, req *plan.Request) (*plan.Plan, err
 		pc.plans = make(map[planKey]*plan.Plan)
 	}
 	pc.plans[key] = p
-	pc.lastKey, pc.lastPlan = key, p
 	return p, nil
 }
 
