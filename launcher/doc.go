@@ -39,10 +39,6 @@
 //     rank table's cpu_list, unless they outnumber the CPUs. The spawning
 //     thread takes the rank's binding just for the fork, so the rank
 //     inherits it; threads.go sets GOMAXPROCS for oversubscribed hosts.
-//   - In-place reads (inplace.go): the launcher times once whether reading
-//     another process's memory pays on its host and, where it does not and
-//     the user has not chosen, gives every rank HCCL_SHM_DIRECT=0, so that
-//     the whole job prices and moves payloads alike.
 //
 // Failure semantics: the first rank that exits non-zero, dies by a signal or
 // loses its control connection while its process lives is the job's failure.

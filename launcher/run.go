@@ -23,7 +23,6 @@ import (
 // Run returns after every rank has been reaped, its output flushed, the
 // control plane closed and the rank tables removed.
 func (j *Job) Run(ctx context.Context) error {
-	go inPlacePays() // timed while the job is prepared; prepare waits for it (inplace.go)
 	if j.Hosts == nil && j.Placement != nil {
 		return j.runPlaced(ctx)
 	}
@@ -113,7 +112,6 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 			var data []byte
 			if data, err = table.Marshal(); err == nil {
 				r.cpus = tableCPUs(table)
-				r.inPlaceChoice()
 				r.env = JobEnv{ControlAddr: addr, JobID: jobID, JobKey: netio.EncodeKey(key)}
 				return ctl, data, nil
 			}

@@ -70,10 +70,17 @@ const (
 	// first copying the payload out (AllReduce 1 MiB 59.8 against 79.0,
 	// Reduce 1 MiB 34.1 against 56.9), and so does Broadcast, whose root
 	// only sends and leaf only receives, so the ring's two copies run at
-	// once (1 MiB 29.7 against 31.2, 4 MiB 116 against 122). On a
-	// machine where the kernel reads another process's memory slowly
-	// (the PVM machine) the rings win for those three too, and hcclrun
-	// gives every rank HCCL_SHM_DIRECT=0 there (launcher/inplace.go).
+	// once (1 MiB 29.7 against 31.2, 4 MiB 116 against 122). On the
+	// PVM machine of 2026-12-02 the rings won for those three too, by
+	// 10-15%: set HCCL_SHM_DIRECT=0 on such a machine. hcclrun no
+	// longer decides that by timing the host (a process_vm_readv of 256
+	// KiB against a user-space copy): the ratio it read spread over 1.6
+	// to 4.5 on this machine, around the PVM machine's 4.1, so jobs in a
+	// row flipped between the two ways and the benchmarks with them.
+	// Which is faster moves with this machine's state: at 1 MiB in place
+	// won AllGather in three interleaved series of 6-8 runs and AlltoAll
+	// in two of them; at 16 MiB the rings won two of three
+	// (docs/performance.md, 2026-12-03 evening).
 	directCopied directMode = iota
 	directAll               // HCCL_SHM_DIRECT=1: every collective
 	directNone              // HCCL_SHM_DIRECT=0: none; the links do not even probe

@@ -117,8 +117,8 @@ func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
 	if tuning != "" {
 		env["HCCL_TUNING_FILE"] = tuning
 	}
-	// The model the runs' jobs chose with: the launcher may have set
-	// HCCL_SHM_DIRECT for them (launcher/inplace.go).
+	// The model the runs' jobs chose with: the caller may have set
+	// HCCL_SHM_DIRECT for them (rank.env).
 	m, _, err := hccl.SelectorModel(func(k string) string { return env[k] })
 	if err != nil {
 		return err
