@@ -210,3 +210,99 @@ func TestShapeHandoffs(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeRelays holds the relay steps the model charges for ring
+// Broadcast and Reduce to the plans: it places every rank's steps on
+// rounds as early as their receives allow (a transfer takes the round of
+// both its send and its receive) and counts the rounds in which some rank
+// both receives and sends. Each such round is charged a second piece.
+func TestShapeRelays(t *testing.T) {
+	ring, _ := algo.Lookup("ring")
+	for _, coll := range []plan.Coll{plan.Broadcast, plan.Reduce} {
+		for n := 2; n <= 9; n++ {
+			count := 4 * n
+			plans := make([]*plan.Plan, n)
+			for r := range plans {
+				p, err := ring.Build(testRequest(coll, r, n, count))
+				if err != nil {
+					t.Fatal(err)
+				}
+				plans[r] = p
+			}
+			rounds, relays := relayRounds(t, plans)
+			s, err := shapeOf("ring", coll, Topo{n, 1}, int64(count*8))
+			if err != nil {
+				t.Fatal(err)
+			}
+			piece := float64(count * 8 / n)
+			if want := piece * float64(rounds+relays); s.bytes[Shm] != want {
+				t.Errorf("ring %s n=%d: model charges %v bytes; the plans have %d rounds of a %v-byte piece, %d with a relay: %v",
+					coll, n, s.bytes[Shm], rounds, piece, relays, want)
+			}
+		}
+	}
+}
+
+// relayRounds schedules plans round by round and returns how many rounds
+// they take and in how many some rank receives and sends.
+func relayRounds(t *testing.T, plans []*plan.Plan) (rounds, relays int) {
+	t.Helper()
+	n := len(plans)
+	type pair struct{ from, to int }
+	at := make([][]int, n) // at[r][i]: the round of rank r's step i
+	for r, p := range plans {
+		at[r] = make([]int, len(p.Steps))
+	}
+	// Rounds only grow; repeat until the k-th send from a to b and the
+	// k-th receive at b from a sit in the same round.
+	for changed := true; changed; {
+		changed = false
+		sends := map[pair][]int{}
+		for r, p := range plans {
+			for i, st := range p.Steps {
+				for _, o := range st.Ops {
+					if o.Kind == plan.OpSend {
+						sends[pair{r, o.Peer}] = append(sends[pair{r, o.Peer}], at[r][i])
+					}
+				}
+			}
+		}
+		for r, p := range plans {
+			seen := map[int]int{}
+			for i, st := range p.Steps {
+				round := 0
+				if i > 0 {
+					round = at[r][i-1] + 1
+				}
+				for _, o := range st.Ops {
+					if o.Kind == plan.OpRecv || o.Kind == plan.OpRecvReduce {
+						k := seen[o.Peer]
+						seen[o.Peer]++
+						round = max(round, sends[pair{o.Peer, r}][k])
+					}
+				}
+				if round > at[r][i] {
+					at[r][i], changed = round, true
+				}
+			}
+		}
+	}
+	relaying := map[int]bool{}
+	for r, p := range plans {
+		for i, st := range p.Steps {
+			var in, out bool
+			for _, o := range st.Ops {
+				in = in || o.Kind == plan.OpRecv || o.Kind == plan.OpRecvReduce
+				out = out || o.Kind == plan.OpSend
+			}
+			relaying[at[r][i]] = relaying[at[r][i]] || in && out
+			rounds = max(rounds, at[r][i]+1)
+		}
+	}
+	for _, yes := range relaying {
+		if yes {
+			relays++
+		}
+	}
+	return rounds, relays
+}
