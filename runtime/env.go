@@ -79,8 +79,9 @@ const (
 	// row flipped between the two ways and the benchmarks with them.
 	// Which is faster moves with this machine's state: at 1 MiB in place
 	// won AllGather in three interleaved series of 6-8 runs and AlltoAll
-	// in two of them; at 16 MiB the rings won two of three
-	// (docs/performance.md, 2026-12-03 evening).
+	// in two of them; at 16 MiB the rings won AllGather in two and
+	// AlltoAll in all three, by 3-9% (docs/performance.md, 2026-12-03
+	// evening).
 	directCopied directMode = iota
 	directAll               // HCCL_SHM_DIRECT=1: every collective
 	directNone              // HCCL_SHM_DIRECT=0: none; the links do not even probe
