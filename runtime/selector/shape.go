@@ -44,6 +44,23 @@ func (s *shape) round(c Class, bytes float64) {
 	s.maxOp = max(s.maxOp, bytes)
 }
 
+// oneWayReduce takes back the transfer of bytes that a round charged
+// when, over shm, the receiver only receives in it and reduces what
+// arrives: it reduces straight out of the ring (VisitPayload), so its
+// receive is its reduction, and the sender copies in on another core
+// meanwhile. The round then costs the reduction (gamma, the larger
+// price), not the transfer and the reduction one after the other, as it
+// does for a rank that also sends in the step (an AllReduce exchange, a
+// Reduce chain's relay). Over TCP the payload is received into a buffer
+// first, so the transfer stays. Measured (cal23, np 3 and 4, 1-64 MiB),
+// with both charged: tree Reduce took 0.4-0.65 of its prediction, ring
+// Reduce, whose relays do send, 0.5-0.8.
+func (s *shape) oneWayReduce(c Class, bytes float64) {
+	if c == Shm {
+		s.bytes[c] -= bytes
+	}
+}
+
 // flat is the class a step pays when its pairs are not aligned with
 // servers: as soon as the job spans two servers some pair of every step
 // crosses, and lockstep makes everyone wait for it.
@@ -115,19 +132,25 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			// n pieces down a chain of n ranks: 2n-2 dependent steps of
 			// one piece each. In every step but the first and the last
 			// some rank relays: it receives one piece and forwards
-			// another (ring.go), both copies on its own core. That is
-			// twice the byte work of a step that only sends or only
-			// receives, which is all the steps of tree and mesh, the
-			// other Broadcast and Reduce algorithms: they are charged
-			// the bytes a rank sends, like the exchanges of the other
+			// another (ring.go), both on its own core. That is twice the
+			// byte work of a step that only sends or only receives,
+			// which is all the steps of tree and mesh, the other
+			// Broadcast and Reduce algorithms: they are charged the
+			// bytes a rank sends, like the exchanges of the other
 			// collectives, where every rank does both in every step and
 			// which the link's beta was fitted to. Measured (cal21, np 3
 			// and 4 on 2 cores, 1-64 MiB): ring Broadcast 1.7-2.8 times
 			// its prediction without the relays, tree and mesh 1.0-1.8.
+			// A Reduce relay's receive is its reduction (oneWayReduce),
+			// so there only the forward is extra.
 			for k := 0; k < 2*n-2; k++ {
 				s.round(f, c)
-				if k > 0 && k < 2*n-3 {
+				relay := k > 0 && k < 2*n-3
+				switch {
+				case coll == plan.Broadcast && relay:
 					s.bytes[f] += c // the relay's second copy
+				case coll == plan.Reduce && !relay:
+					s.oneWayReduce(f, c)
 				}
 			}
 			if coll == plan.Reduce {
@@ -140,9 +163,11 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 		}
 	case "tree":
 		for m := 1; m < n; m *= 2 {
-			s.round(aligned(t, m), S)
+			class := aligned(t, m)
+			s.round(class, S)
 			if coll == plan.Reduce {
 				s.reduce += S
+				s.oneWayReduce(class, S)
 			}
 		}
 	case "dissemination":
@@ -258,6 +283,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 		case coll == plan.Reduce:
 			s.round(Shm, peers*S) // the root receives from everyone
 			s.reduce = peers * S
+			s.oneWayReduce(Shm, peers*S)
 			s.local = nf - 2
 		case coll == plan.Broadcast:
 			s.round(Shm, peers*S) // the root sends to everyone
