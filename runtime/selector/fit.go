@@ -78,6 +78,9 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 		if c == Shm && m.posts(s) {
 			bytes -= s.fromSend / 2 // one copy instead of the ring's two
 		}
+		if c == Shm && !m.NoShm {
+			bytes -= s.fused // received as it is reduced
+		}
 		f[col+1] = bytes / float64(g) * work
 		if s.lat[c] > 0 {
 			gain = max(gain, g)

@@ -35,6 +35,11 @@ type shape struct {
 	fromSend float64
 	coll     plan.Coll
 	size     float64 // the call's bytes (Call.Bytes)
+	// fused is the part of bytes[Shm] whose receiver only receives in
+	// its round and reduces as the bytes arrive (oneWayReduce): over
+	// shm the reduction is the receive and the transfer costs nothing
+	// more; over TCP (Model.NoShm) it does.
+	fused float64
 }
 
 func (s *shape) round(c Class, bytes float64) {
@@ -44,20 +49,20 @@ func (s *shape) round(c Class, bytes float64) {
 	s.maxOp = max(s.maxOp, bytes)
 }
 
-// oneWayReduce takes back the transfer of bytes that a round charged
-// when, over shm, the receiver only receives in it and reduces what
-// arrives: it reduces straight out of the ring (VisitPayload), so its
-// receive is its reduction, and the sender copies in on another core
-// meanwhile. The round then costs the reduction (gamma, the larger
-// price), not the transfer and the reduction one after the other, as it
-// does for a rank that also sends in the step (an AllReduce exchange, a
-// Reduce chain's relay). Over TCP the payload is received into a buffer
-// first, so the transfer stays. Measured (cal23, np 3 and 4, 1-64 MiB),
-// with both charged: tree Reduce took 0.4-0.65 of its prediction, ring
-// Reduce, whose relays do send, 0.5-0.8.
+// oneWayReduce marks bytes that a round charged as received by a rank
+// that only receives in it and reduces what arrives. Over shm it reduces
+// straight out of the ring (VisitPayload), so its receive is its
+// reduction, and the sender copies in on another core meanwhile: the
+// round costs the reduction (gamma, the larger price), not the transfer
+// and the reduction one after the other, as it does for a rank that also
+// sends in the step (an AllReduce exchange, a Reduce chain's relay).
+// Over TCP the payload is received into a buffer first, so the transfer
+// stays (Model.terms). Measured (cal23, np 3 and 4, 1-64 MiB), with both
+// charged: tree Reduce took 0.4-0.65 of its prediction, ring Reduce,
+// whose relays do send, 0.5-0.8.
 func (s *shape) oneWayReduce(c Class, bytes float64) {
 	if c == Shm {
-		s.bytes[c] -= bytes
+		s.fused += bytes
 	}
 }
 
@@ -362,6 +367,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			s.local += p.local
 			s.msgs += p.msgs
 			s.handoffs += p.handoffs
+			s.fused += p.fused
 			s.maxOp = max(s.maxOp, p.maxOp)
 		}
 	case "pat":

@@ -243,9 +243,9 @@ func TestShapeRelays(t *testing.T) {
 			if coll == plan.Reduce {
 				want = piece * float64(relays)
 			}
-			if s.bytes[Shm] != want {
+			if got := s.bytes[Shm] - s.fused; got != want {
 				t.Errorf("ring %s n=%d: model charges %v bytes; the plans have %d rounds of a %v-byte piece, %d with a relay: %v",
-					coll, n, s.bytes[Shm], rounds, piece, relays, want)
+					coll, n, got, rounds, piece, relays, want)
 			}
 		}
 	}
@@ -313,4 +313,35 @@ func relayRounds(t *testing.T, plans []*plan.Plan) (rounds, relays int) {
 		}
 	}
 	return rounds, relays
+}
+
+// TestOneWayReduceOverTCP: a Reduce round's transfer is hidden behind the
+// reduction only over shm; with HCCL_SHM_DISABLE=1 the same shape keeps
+// it, on the net class.
+func TestOneWayReduceOverTCP(t *testing.T) {
+	const size = 1 << 20
+	for _, name := range []string{"tree", "ring", "mesh"} {
+		s, err := shapeOf(name, plan.Reduce, Topo{2, 1}, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := DefaultModel()
+		if f := m.terms(s, Topo{2, 1}, 1); f[fitShmBeta] != 0 {
+			t.Errorf("%s Reduce at np 2 over shm: %v transfer bytes charged, want 0 (the receive is the reduction)", name, f[fitShmBeta])
+		}
+		m.NoShm = true
+		if f := m.terms(s, Topo{2, 1}, 1); f[fitNetBeta] < size {
+			t.Errorf("%s Reduce at np 2 over TCP: %v transfer bytes charged, want at least %d", name, f[fitNetBeta], size)
+		}
+	}
+	// hier's Reduce within a server is a tree Reduce there: its rounds
+	// are hidden alike.
+	hier, err := shapeOf("hier", plan.Reduce, Topo{8, 2}, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	intra, _ := shapeOf("tree", plan.Reduce, Topo{4, 1}, size)
+	if hier.fused != intra.fused || hier.fused == 0 {
+		t.Errorf("hier Reduce on 2 servers of 4: %v bytes received as reduced, its tree within a server %v", hier.fused, intra.fused)
+	}
 }
