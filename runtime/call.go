@@ -89,7 +89,7 @@ func (c *Comm) run(ctx context.Context, a *call) error {
 // (repeat.go).
 func (c *Comm) prepare(a *call) (*plan.Plan, executor.Call, error) {
 	key, keyed := keyOf(a)
-	if keyed && c.last.plan != nil && c.last.key == key {
+	if keyed && c.repeats(a, key) {
 		return c.last.plan, c.last.ec, nil
 	}
 	p, err := c.planFor(a)

@@ -69,8 +69,9 @@ func SelectorModel(getenv func(string) string) (selector.Model, selector.Policy,
 }
 
 // chooseAlgorithm asks the selector for req's algorithm. The last answer
-// is kept: a loop of AlltoAllV calls, which the communicator's reuse of
-// the last call leaves out (repeat.go), skips the selector's locked,
+// is kept: a loop of AlltoAllV calls whose counts change from call to call
+// (which the communicator's reuse of the last call leaves out, repeat.go)
+// but whose size the selector sees alike skips the selector's locked,
 // hashed cache.
 func (c *Comm) chooseAlgorithm(req *plan.Request, elemSize int) (plan.Algorithm, error) {
 	req.PerServer = c.perServer
