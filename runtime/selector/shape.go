@@ -145,7 +145,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			// collectives, where every rank does both in every step and
 			// which the link's beta was fitted to. Measured (cal21, np 3
 			// and 4 on 2 cores, 1-64 MiB): ring Broadcast 1.7-2.8 times
-			// its prediction without the relays, tree and mesh 1.0-1.8.
+			// its prediction without the relays, tree and mesh 0.96-1.8.
 			// A Reduce relay's receive is its reduction (oneWayReduce),
 			// so there only the forward is extra.
 			for k := 0; k < 2*n-2; k++ {
