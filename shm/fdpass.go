@@ -10,13 +10,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// maxExtraFDs bounds the descriptors Send passes besides the segment's.
+const maxExtraFDs = 3
+
 // Send passes the segment's descriptor to the process at the other end of
 // conn, together with msg (at least one byte: a stream socket carries
-// ancillary data only with data). The receiver calls Receive with a buffer
-// of len(msg) bytes. Deadlines are the caller's, set on conn.
-func (s *Segment) Send(conn *net.UnixConn, msg []byte) error {
+// ancillary data only with data) and up to three extra descriptors of the
+// caller's (shmlink passes pipe ends this way), which stay open here. The
+// receiver calls Receive with a buffer of len(msg) bytes. Deadlines are the
+// caller's, set on conn.
+func (s *Segment) Send(conn *net.UnixConn, msg []byte, extra ...int) error {
 	if len(msg) == 0 {
 		return errors.New("shm: send segment: msg must not be empty")
+	}
+	if len(extra) > maxExtraFDs {
+		return fmt.Errorf("shm: send segment: %d extra descriptors, at most %d", len(extra), maxExtraFDs)
 	}
 	s.mu.Lock()
 	f := s.f
@@ -24,7 +32,7 @@ func (s *Segment) Send(conn *net.UnixConn, msg []byte) error {
 	if f == nil {
 		return errors.New("shm: send segment: no descriptor (closed, or a received segment)")
 	}
-	n, _, err := conn.WriteMsgUnix(msg, unix.UnixRights(int(f.Fd())), nil)
+	n, _, err := conn.WriteMsgUnix(msg, unix.UnixRights(append([]int{int(f.Fd())}, extra...)...), nil)
 	if err != nil {
 		return fmt.Errorf("shm: send segment descriptor: %w", err)
 	}
@@ -37,37 +45,48 @@ func (s *Segment) Send(conn *net.UnixConn, msg []byte) error {
 }
 
 // Receive reads exactly len(msg) bytes from conn, of which the first carries
-// a segment descriptor passed with Send, and maps that segment.
-func Receive(conn *net.UnixConn, msg []byte) (*Segment, error) {
+// a segment descriptor passed with Send, and maps that segment. The extra
+// descriptors Send passed come back in extra, in order; they are the
+// caller's to close (Receive closes them itself only when it fails).
+func Receive(conn *net.UnixConn, msg []byte) (seg *Segment, extra []int, err error) {
 	if len(msg) == 0 {
-		return nil, errors.New("shm: receive segment: msg must not be empty")
+		return nil, nil, errors.New("shm: receive segment: msg must not be empty")
 	}
-	oob := make([]byte, unix.CmsgSpace(4*4)) // room for a few stray descriptors
+	oob := make([]byte, unix.CmsgSpace(4*(1+maxExtraFDs+2))) // and room for a few stray descriptors
 	n, oobn, flags, _, err := conn.ReadMsgUnix(msg, oob)
 	if err != nil {
-		return nil, fmt.Errorf("shm: receive segment descriptor: %w", err)
+		return nil, nil, fmt.Errorf("shm: receive segment descriptor: %w", err)
 	}
 	fds, perr := parseRights(oob[:oobn])
 	if perr == nil && flags&unix.MSG_CTRUNC != 0 {
 		perr = errors.New("shm: receive segment: ancillary data truncated")
 	}
-	if perr == nil && len(fds) != 1 {
-		perr = fmt.Errorf("shm: receive segment: got %d descriptors, want 1", len(fds))
+	if perr == nil && (len(fds) == 0 || len(fds) > 1+maxExtraFDs) {
+		perr = fmt.Errorf("shm: receive segment: got %d descriptors, want 1 to %d", len(fds), 1+maxExtraFDs)
 	}
-	if perr != nil {
+	closeAll := func() {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
-		return nil, perr
 	}
-	f := os.NewFile(uintptr(fds[0]), "shm-segment")
+	if perr != nil {
+		closeAll()
+		return nil, nil, perr
+	}
 	if n < len(msg) {
 		if _, err := io.ReadFull(conn, msg[n:]); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("shm: receive segment message: %w", err)
+			closeAll()
+			return nil, nil, fmt.Errorf("shm: receive segment message: %w", err)
 		}
 	}
-	return Map(f)
+	seg, err = Map(os.NewFile(uintptr(fds[0]), "shm-segment"))
+	if err != nil {
+		for _, fd := range fds[1:] {
+			unix.Close(fd)
+		}
+		return nil, nil, err
+	}
+	return seg, fds[1:], nil
 }
 
 func parseRights(oob []byte) ([]int, error) {

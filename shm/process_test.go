@@ -76,7 +76,7 @@ func runChild(role string) error {
 	ctx := context.Background()
 	switch role {
 	case "echo":
-		seg, err := Receive(uc, make([]byte, 1))
+		seg, _, err := Receive(uc, make([]byte, 1))
 		if err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func runChild(role string) error {
 		}
 		return err
 	case "pong":
-		seg, err := Receive(uc, make([]byte, 1))
+		seg, _, err := Receive(uc, make([]byte, 1))
 		if err != nil {
 			return err
 		}
@@ -252,7 +252,7 @@ func TestPeerKilledWhileWaiting(t *testing.T) {
 	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	seg, err := Receive(conn, make([]byte, 1))
+	seg, _, err := Receive(conn, make([]byte, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

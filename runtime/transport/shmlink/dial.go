@@ -100,7 +100,24 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	stop := deadlineFrom(ctx, conn)
 	defer stop()
 	msg := segMsg{capacity: capacity, channel: cfg.Channel, direct: !cfg.NoDirect}
-	if err := seg.Send(conn, msg.encode()); err != nil {
+	mine, theirs := noPipes, noPipes
+	if msg.direct {
+		// Without pipes (out of descriptors) payloads are still read
+		// in place, only slower.
+		mine, theirs, err = newPipes()
+		msg.pipes = err == nil
+	}
+	defer theirs.close() // the listener has its own copies once sent
+	defer func() {
+		if !ok {
+			mine.close()
+		}
+	}()
+	var extra []int
+	if msg.pipes {
+		extra = []int{theirs.in, theirs.out}
+	}
+	if err := seg.Send(conn, msg.encode(), extra...); err != nil {
 		return nil, ctxOr(ctx, err)
 	}
 	var ack [1]byte
@@ -114,7 +131,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 		return nil, err
 	}
 	ok = true
-	return newLink(cfg.Self, cfg.Peer, cfg.Channel, seg, tx, rx, conn, msg.direct), nil
+	return newLink(cfg.Self, cfg.Peer, cfg.Channel, seg, tx, rx, conn, msg.direct, mine), nil
 }
 
 // deadlineFrom applies ctx's deadline to conn and makes cancelling ctx

@@ -22,7 +22,9 @@ import (
 // writes the frame's header, marked flagDirect, and the payload's address
 // in its own process; the receiver copies the payload from there with
 // process_vm_readv straight into its destination (or, to reduce it, into a
-// small scratch buffer piece by piece), then acknowledges it
+// small scratch buffer piece by piece; the head of the payload that the
+// sender could splice into the link's pipe comes from the pipe instead,
+// splice.go), then acknowledges it
 // (shm.Ring.Ack). Send returns after the acknowledgement; TryPost returns at
 // once and WaitPosted waits for the acknowledgements, so that a rank posts
 // its sends and goes on to its receives on one goroutine: on two cores,
@@ -34,9 +36,11 @@ import (
 
 const (
 	// flagDirect marks a frame whose payload stays in the sender's memory;
-	// a directRefSize-byte address follows the header in the ring.
+	// a directRefSize-byte reference follows the header in the ring: the
+	// payload's address, then how many of its first bytes were spliced
+	// into the pipe (splice.go), each 8 bytes little-endian.
 	flagDirect    = 1
-	directRefSize = 8
+	directRefSize = 16
 
 	// directMin is the smallest payload handed over in place. It must
 	// exceed the compiler's largest stack variable (128 KiB): a goroutine
@@ -90,11 +94,15 @@ func peerPID(conn *net.UnixConn) (int, error) {
 // place (this side proved at set-up that it can read the peer's memory).
 func (l *Link) ReadsDirect() bool { return l.rx.Direct() }
 
-// post writes the header of the frame h, marked, and p's address. It waits
-// only if the ring has no room for those few bytes.
+// post splices what it can of p into the pipe, then writes the header of
+// the frame h, marked, and the reference to p. It waits only if the ring
+// has no room for those few bytes.
 func (l *Link) post(ctx context.Context, h *netio.Header, p []byte) error {
+	spliced := shm.Splice(l.pipes.out, p)
 	h.EncodeFlagged(l.hdrOut[:netio.HeaderSize], flagDirect)
-	binary.LittleEndian.PutUint64(l.hdrOut[netio.HeaderSize:], shm.Addr(p))
+	ref := l.hdrOut[netio.HeaderSize:]
+	binary.LittleEndian.PutUint64(ref, shm.Addr(p))
+	binary.LittleEndian.PutUint64(ref[8:], uint64(spliced))
 	if err := l.tx.Write(ctx, l.hdrOut[:]); err != nil {
 		return err
 	}
@@ -134,32 +142,50 @@ func (l *Link) WaitPosted(ctx context.Context) error {
 	return l.sent(l.tx.AwaitAcks(ctx, l.posted))
 }
 
-// readRef reads the reference that follows a header marked flagDirect and
-// returns the payload's address in the peer, 0 for an unmarked header.
-func (l *Link) readRef(ctx context.Context, h *netio.Header, flags uint8) (uint64, error) {
+// readRef reads the reference that follows a header marked flagDirect:
+// the payload's address in the peer (0 for an unmarked header) and how
+// many of its first bytes are in the pipe.
+func (l *Link) readRef(ctx context.Context, h *netio.Header, flags uint8) (addr uint64, spliced int, err error) {
 	switch {
 	case flags == 0:
-		return 0, nil
+		return 0, 0, nil
 	case flags != flagDirect:
-		return 0, fmt.Errorf("%w: unknown flags %#02x", netio.ErrBadFrame, flags)
+		return 0, 0, fmt.Errorf("%w: unknown flags %#02x", netio.ErrBadFrame, flags)
 	case l.pid == 0 || h.Len == 0:
 		// The peer was never told that this side reads in place.
-		return 0, fmt.Errorf("%w: a direct payload of %d bytes that this side did not agree to", netio.ErrBadFrame, h.Len)
+		return 0, 0, fmt.Errorf("%w: a direct payload of %d bytes that this side did not agree to", netio.ErrBadFrame, h.Len)
 	}
 	ref := l.hdrIn[netio.HeaderSize:]
 	if err := l.rx.Read(ctx, ref); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	addr := binary.LittleEndian.Uint64(ref)
-	if addr == 0 {
-		return 0, fmt.Errorf("%w: a direct payload at address 0", netio.ErrBadFrame)
+	addr = binary.LittleEndian.Uint64(ref)
+	n := binary.LittleEndian.Uint64(ref[8:])
+	switch {
+	case addr == 0:
+		return 0, 0, fmt.Errorf("%w: a direct payload at address 0", netio.ErrBadFrame)
+	case n > uint64(h.Len):
+		return 0, 0, fmt.Errorf("%w: %d bytes of a %d-byte direct payload spliced", netio.ErrBadFrame, n, h.Len)
+	case n > 0 && l.pipes.in < 0:
+		return 0, 0, fmt.Errorf("%w: %d bytes spliced into a pipe this link does not have", netio.ErrBadFrame, n)
 	}
-	return addr, nil
+	return addr, int(n), nil
 }
 
 // readDirect copies len(p) bytes of the current direct payload, from off
-// on, out of the peer's memory into p.
+// on, into p: what of them was spliced from the pipe, the rest out of the
+// peer's memory. Calls must go through the payload in order.
 func (l *Link) readDirect(p []byte, off int) error {
+	if off < l.spliced {
+		k := min(len(p), l.spliced-off)
+		if err := readPipe(l.pipes.in, p[:k]); err != nil {
+			return fmt.Errorf("reading %d bytes of rank %d's payload from the pipe: %w", k, l.peer, err)
+		}
+		p, off = p[k:], off+k
+	}
+	if len(p) == 0 {
+		return nil
+	}
 	if err := shm.ReadProcess(l.pid, p, l.remote+uint64(off)); err != nil {
 		return fmt.Errorf("reading %d bytes of rank %d's payload in place: %w", len(p), l.peer, err)
 	}
@@ -192,6 +218,6 @@ func (l *Link) consumedDirect() error {
 		return l.recvBroken(errors.New("the ring closed while its payload was read in place"))
 	}
 	l.rx.Ack()
-	l.pending, l.inFrame, l.remote = 0, false, 0
+	l.pending, l.inFrame, l.remote, l.spliced = 0, false, 0, 0
 	return nil
 }

@@ -40,9 +40,11 @@
 //
 // A large payload can skip the ring: TryPost writes only the header, marked,
 // and the payload's address, and the receiver copies the payload straight
-// out of the sender's memory with process_vm_readv, then acknowledges it
-// (WaitPosted waits for that). One copy instead of two, none on the sender's
-// core. Each side proves at set-up that it can read the other's memory
+// out of the sender's memory, then acknowledges it (WaitPosted waits for
+// that). One copy instead of two. The receiver reads what the sender could
+// splice (vmsplice) into the link's pipe, up to 1 MiB, from the pipe, and
+// the rest with process_vm_readv, which pins the sender's pages one by one
+// from the receiver's side and costs nearly twice as much (splice.go). Each side proves at set-up that it can read the other's memory
 // (direct.go); where the kernel refuses, or DialConfig.NoDirect says so
 // (HCCL_SHM_DIRECT=0), everything goes through the rings; the runtime
 // posts in place only the payloads of the collectives whose receivers just

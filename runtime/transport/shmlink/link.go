@@ -39,6 +39,7 @@ type Link struct {
 	conn   *net.UnixConn // liveness channel, see shm.Watch
 	word   [8]byte       // VisitPayload gathers a word split by the ring's wrap here
 	pid    int           // the peer's process, which payloads handed over in place are read from (direct.go)
+	pipes  pipes         // for the heads of payloads handed over in place (splice.go)
 
 	// The calls take no lock: one was a tenth of an 8-byte AllReduce
 	// (every call's read lock an atomic add, and the unlock another),
@@ -62,6 +63,7 @@ type Link struct {
 	inFrame bool   // a header was read and its payload not yet consumed
 	boxed   []byte // the last frame's payload when it came in a fast box (until consumed)
 	remote  uint64 // the last frame's payload is direct, at this address in the peer (0: in the ring)
+	spliced int    // of which the first spliced bytes are in the pipe (splice.go)
 	scratch []byte // VisitPayload reads direct payloads into this, piece by piece
 	recvErr error
 }
@@ -76,11 +78,11 @@ var (
 // newLink makes the link over the mapped rings. With direct, it first
 // tries to prove that this side can read the peer's memory, so that the
 // peer may hand large payloads over in place (direct.go); the peer must have
-// published its address in rx by then.
-func newLink(self, peer, channel int, seg *shm.Segment, tx, rx *shm.Ring, conn *net.UnixConn, direct bool) *Link {
+// published its address in rx by then. The link owns p from now on.
+func newLink(self, peer, channel int, seg *shm.Segment, tx, rx *shm.Ring, conn *net.UnixConn, direct bool, p pipes) *Link {
 	l := &Link{
 		self: self, peer: peer, channel: channel,
-		seg: seg, tx: tx, rx: rx, conn: conn,
+		seg: seg, tx: tx, rx: rx, conn: conn, pipes: p,
 		watchDone: make(chan struct{}),
 	}
 	if direct {
@@ -225,7 +227,7 @@ func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
 		// The stream is out of step: nothing after this can be trusted.
 		return l.recvBroken(err)
 	}
-	if l.remote, err = l.readRef(ctx, h, flags); err != nil {
+	if l.remote, l.spliced, err = l.readRef(ctx, h, flags); err != nil {
 		return l.recvBroken(err)
 	}
 	l.pending, l.inFrame = int(h.Len), true
@@ -387,6 +389,7 @@ func (l *Link) Close() error {
 	l.closeOnce.Do(func() {
 		l.Shut()
 		<-l.watchDone
+		l.pipes.close()
 		err = l.connErr
 		if serr := l.seg.Close(); err == nil {
 			err = serr

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/shm"
 )
@@ -129,11 +131,23 @@ func (l *Listener) serve(conn *net.UnixConn) (*Link, int, error) {
 	stop := deadlineFrom(ctx, conn)
 	defer stop()
 	msg := make([]byte, segMsgSize)
-	seg, err := shm.Receive(conn, msg)
+	seg, extra, err := shm.Receive(conn, msg)
 	if err != nil {
 		return nil, 0, fmt.Errorf("rank %d: %w", peer, ctxOr(ctx, err))
 	}
+	p := noPipes
 	m, err := decodeSegMsg(msg)
+	switch {
+	case err != nil:
+	case m.pipes && len(extra) == 2:
+		p = pipes{in: extra[0], out: extra[1]}
+		extra = nil
+	case m.pipes || len(extra) != 0:
+		err = fmt.Errorf("%d descriptors came with the segment, the message says pipes: %v", len(extra), m.pipes)
+	}
+	for _, fd := range extra {
+		unix.Close(fd)
+	}
 	if err == nil {
 		var rx, tx *shm.Ring
 		rx, tx, err = ringsOf(seg.Bytes(), m.capacity, false)
@@ -144,9 +158,10 @@ func (l *Listener) serve(conn *net.UnixConn) (*Link, int, error) {
 			}
 		}
 		if err == nil {
-			return newLink(l.rank, peer, m.channel, seg, tx, rx, conn, m.direct), peer, nil
+			return newLink(l.rank, peer, m.channel, seg, tx, rx, conn, m.direct, p), peer, nil
 		}
 	}
+	p.close()
 	seg.Close()
 	return nil, 0, fmt.Errorf("rank %d: %w", peer, err)
 }

@@ -24,18 +24,19 @@ const maxRingBytes = 1 << 30
 const setupTimeout = 10 * time.Second
 
 // segMsg is the message that carries the segment descriptor: a magic, the
-// ring capacity, the channel number, and whether large payloads may go over
-// in place (direct.go). The listener cross-checks the capacity against what
-// the rings in the segment say.
+// ring capacity, the channel number, whether large payloads may go over
+// in place (direct.go) and whether the descriptors of the link's pipes
+// come with the segment's (splice.go). The listener cross-checks the
+// capacity against what the rings in the segment say.
 const (
-	segMagic   = "HSM2"
-	segMsgSize = 4 + 8 + 4 + 1
+	segMagic   = "HSM3"
+	segMsgSize = 4 + 8 + 4 + 1 + 1
 	segAck     = 'k'
 )
 
 type segMsg struct {
 	capacity, channel int
-	direct            bool
+	direct, pipes     bool
 }
 
 func (m segMsg) encode() []byte {
@@ -46,17 +47,21 @@ func (m segMsg) encode() []byte {
 	if m.direct {
 		b[16] = 1
 	}
+	if m.pipes {
+		b[17] = 1
+	}
 	return b
 }
 
 func decodeSegMsg(b []byte) (segMsg, error) {
-	if len(b) != segMsgSize || string(b[:4]) != segMagic || b[16] > 1 {
+	if len(b) != segMsgSize || string(b[:4]) != segMagic || b[16] > 1 || b[17] > b[16] {
 		return segMsg{}, fmt.Errorf("bad segment message %q", b)
 	}
 	return segMsg{
 		capacity: int(binary.LittleEndian.Uint64(b[4:])),
 		channel:  int(binary.LittleEndian.Uint32(b[12:])),
 		direct:   b[16] == 1,
+		pipes:    b[17] == 1,
 	}, nil
 }
 
