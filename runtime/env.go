@@ -81,7 +81,11 @@ const (
 	// won AllGather in three interleaved series of 6-8 runs and AlltoAll
 	// in two of them; at 16 MiB the rings won AllGather in two and
 	// AlltoAll in all three, by 3-9% (docs/performance.md, 2026-12-03
-	// evening).
+	// evening). Since the heads of the payloads go through a pipe
+	// (shmlink's splice.go) in place wins at 1 to 8 MiB (interleaved
+	// series: AllGather 1 MiB 52 against 59 us, 8 MiB 830 against 1070,
+	// AlltoAll 4 MiB 280 against 376) and 16 MiB still goes either way;
+	// the other collectives lost in place by 1.05 to 2.3 times.
 	directCopied directMode = iota
 	directAll               // HCCL_SHM_DIRECT=1: every collective
 	directNone              // HCCL_SHM_DIRECT=0: none; the links do not even probe
