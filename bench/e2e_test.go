@@ -80,6 +80,32 @@ func TestBenchEndToEnd(t *testing.T) {
 	}
 
 	const sizes = 14 // 8, 16, ..., 64K
+	rows := checkRows(t, out)
+	for _, c := range collNames {
+		if rows[c] != sizes {
+			t.Errorf("%s: %d rows, want %d", c, rows[c], sizes)
+		}
+	}
+
+	rep := readReport(t, jsonPath)
+	if rep.Ranks != 2 || len(rep.Rows) != sizes*len(collNames) {
+		t.Fatalf("--json: %d ranks, %d rows; want 2 and %d", rep.Ranks, len(rep.Rows), sizes*len(collNames))
+	}
+	for _, r := range rep.Rows {
+		if r.OutOfPlace.Wrong != 0 || r.OutOfPlace.TimeUS <= 0 || r.OutOfPlace.MedianUS <= 0 || r.Ranks != 2 {
+			t.Errorf("--json row %+v", r)
+		}
+		if (r.InPlace == nil) == (r.Coll != "alltoall" && r.Coll != "alltoallv") {
+			t.Errorf("--json %s: in-place result %v", r.Coll, r.InPlace)
+		}
+	}
+}
+
+// checkRows reads the table `hcclrun bench` printed: every row has
+// nccl-tests' 13 columns, float data and no wrong values, and the verdict
+// says OK. It returns the rows per collective.
+func checkRows(t *testing.T, out []byte) map[string]int {
+	t.Helper()
 	rows := map[string]int{}
 	coll := ""
 	for _, line := range strings.Split(string(out), "\n") {
@@ -104,25 +130,34 @@ func TestBenchEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range collNames {
-		if rows[c] != sizes {
-			t.Errorf("%s: %d rows, want %d", c, rows[c], sizes)
-		}
-	}
 	if !strings.Contains(string(out), "# Out of bounds values : 0 OK") {
 		t.Errorf("no OK verdict in\n%s", out)
 	}
+	return rows
+}
 
-	rep := readReport(t, jsonPath)
-	if rep.Ranks != 2 || len(rep.Rows) != sizes*len(collNames) {
-		t.Fatalf("--json: %d ranks, %d rows; want 2 and %d", rep.Ranks, len(rep.Rows), sizes*len(collNames))
+// TestBenchInPlaceReads runs the collectives whose large payloads are read
+// in place (AllGather, AlltoAll, AlltoAllV) at np 3 with payloads from 256
+// KiB to 4 MiB: wholly through the links' pipes, partly (the pipes hold 1
+// MiB), and mostly with process_vm_readv (runtime/transport/shmlink's
+// splice.go), over several calls in a row, out of place and in place,
+// checked exactly by the bench.
+func TestBenchInPlaceReads(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := buildHcclrun(ctx, t)
+	cmd := exec.CommandContext(ctx, bin, "bench", "-np", "3", "-o", "allgather,alltoall,alltoallv",
+		"-b", "768K", "-e", "12M", "-f", "4", "-n", "4", "-w", "1", "--timeout", "150")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hcclrun bench: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
 	}
-	for _, r := range rep.Rows {
-		if r.OutOfPlace.Wrong != 0 || r.OutOfPlace.TimeUS <= 0 || r.OutOfPlace.MedianUS <= 0 || r.Ranks != 2 {
-			t.Errorf("--json row %+v", r)
-		}
-		if (r.InPlace == nil) == (r.Coll != "alltoall" && r.Coll != "alltoallv") {
-			t.Errorf("--json %s: in-place result %v", r.Coll, r.InPlace)
+	rows := checkRows(t, out)
+	for _, c := range []string{"allgather", "alltoall", "alltoallv"} {
+		if rows[c] != 3 {
+			t.Errorf("%s: %d rows, want 3 (768K, 3M, 12M)", c, rows[c])
 		}
 	}
 }
