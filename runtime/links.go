@@ -41,6 +41,7 @@ type linkManager struct {
 	shm        *shmlink.Listener // nil when shared memory is disabled
 	ringBytes  int
 	noDirect   bool       // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
+	pipeBytes  int        // asked of each pipe of an shm link (shmlink.PipeBytes)
 	facts      topo.Facts // this rank's
 	log        *slog.Logger
 	poll       executor.Poll // how the executor waits for several small receives, from the wait policy
@@ -77,6 +78,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	m := &linkManager{
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
 		ringBytes: knobs.BuffSize, noDirect: knobs.shmDirect() == directNone, facts: facts,
+		pipeBytes: shmlink.PipeBytes(job.LocalSize),
 		links:     make(map[int]transport.Link),
 		open:      make([]atomic.Pointer[openLink], job.Size),
 		arrived:   make(map[int]chan struct{}),
@@ -333,7 +335,7 @@ func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error
 			return nil, err
 		}
 		if topo.SameHost(m.facts, f) {
-			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes, NoDirect: m.noDirect})
+			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes, NoDirect: m.noDirect, PipeBytes: m.pipeBytes})
 			if err == nil {
 				m.log.Debug("link dialled", "peer", peer, "via", "shm", "reads_in_place", l.ReadsDirect())
 				return l, nil

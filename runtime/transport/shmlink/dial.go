@@ -23,6 +23,10 @@ type DialConfig struct {
 	// NoDirect keeps every payload in the rings: neither side reads the
 	// other's memory in place (direct.go), whatever the kernel allows.
 	NoDirect bool
+	// PipeBytes is the size asked of each of the link's two pipes
+	// (splice.go; PipeBytes gives it for the ranks of a host); 0 means
+	// 1 MiB.
+	PipeBytes int
 	// Segment is passed to shm.Create; its zero value creates in
 	// /dev/shm. Tests inject a fake free-space function through it.
 	Segment shm.Options
@@ -104,7 +108,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	if msg.direct {
 		// Without pipes (out of descriptors) payloads are still read
 		// in place, only slower.
-		mine, theirs, err = newPipes()
+		mine, theirs, err = newPipes(cfg.PipeBytes)
 		msg.pipes = err == nil
 	}
 	defer theirs.close() // the listener has its own copies once sent

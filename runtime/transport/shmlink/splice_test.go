@@ -101,3 +101,23 @@ func TestSplicedShortPipe(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestPipeBytes: the pipes of a host's ranks stay within pipeBudget, at
+// most 1 MiB each and at least a page, and Dial asks that size of both
+// pipes of a link.
+func TestPipeBytes(t *testing.T) {
+	for _, c := range []struct{ ranks, want int }{
+		{1, 1 << 20}, {2, 1 << 20}, {4, 1 << 20}, {5, 512 << 10}, {8, 256 << 10}, {16, 64 << 10}, {1024, 4096},
+	} {
+		got := PipeBytes(c.ranks)
+		if got != c.want || (c.ranks > 1 && got > 4096 && got*c.ranks*(c.ranks-1) > pipeBudget) {
+			t.Errorf("PipeBytes(%d) = %d, want %d", c.ranks, got, c.want)
+		}
+	}
+	l, d := pairWith(t, DialConfig{PipeBytes: 256 << 10})
+	for _, fd := range []int{l.pipes.in, l.pipes.out, d.pipes.in, d.pipes.out} {
+		if n, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0); err != nil || n != 256<<10 {
+			t.Errorf("pipe of %d bytes (%v), want %d", n, err, 256<<10)
+		}
+	}
+}
