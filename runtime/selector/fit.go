@@ -61,7 +61,11 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	share := 1.0
 	over := m.Cores > 0 && t.perServer() > m.Cores
 	if over {
-		share = float64(t.perServer()) / float64(m.Cores)
+		working := float64(t.perServer())
+		if s.busy > 0 {
+			working *= s.busy // the waiting ranks sleep (shape.busy)
+		}
+		share = max(working/float64(m.Cores), 1)
 	}
 	// Byte work also slows down as the working set leaves the caches.
 	work := share * m.memory(t, s.size)

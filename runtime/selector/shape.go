@@ -40,6 +40,21 @@ type shape struct {
 	// shm the reduction is the receive and the transfer costs nothing
 	// more; over TCP (Model.NoShm) it does.
 	fused float64
+	// busy is the share of the ranks at work, averaged over the bytes of
+	// the rounds; 0 means all of them throughout. A tree's early rounds
+	// (a Reduce's last) pair few of the ranks; rhd on a rank count that
+	// is not a power of two leaves the folded ranks waiting through the
+	// power-of-two rounds, and all but the pairs through the fold and
+	// the unfold. With more ranks than cores, only the ranks at work
+	// share the cores; the others sleep (Model.terms).
+	busy float64
+}
+
+// atWork records that a round of the given bytes kept active of the n
+// ranks at work, for busy; work is the running sum and total the bytes.
+func atWork(work, total *float64, bytes float64, active, n int) {
+	*work += bytes * float64(active) / float64(n)
+	*total += bytes
 }
 
 func (s *shape) round(c Class, bytes float64) {
@@ -167,6 +182,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			}
 		}
 	case "tree":
+		var work, total float64
 		for m := 1; m < n; m *= 2 {
 			class := aligned(t, m)
 			s.round(class, S)
@@ -174,6 +190,12 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 				s.reduce += S
 				s.oneWayReduce(class, S)
 			}
+			// The pairs at distance m: ranks m, 3m, 5m, ... below n
+			// with the rank m below them.
+			atWork(&work, &total, S, 2*((n+m-1)/(2*m)), n)
+		}
+		if total > 0 {
+			s.busy = work / total
 		}
 	case "dissemination":
 		for d := 1; d < n; d *= 2 {
@@ -220,36 +242,44 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			}
 		}
 		fold := aligned(t, 1)
+		// The fold's rounds are one-way: the even rank of a pair only
+		// sends, the odd one only receives (and reduces, folding in).
+		var folded float64
+		foldRound := func(bytes float64, reduce bool) {
+			if extra == 0 {
+				return
+			}
+			s.round(fold, bytes)
+			folded += bytes
+			if reduce {
+				s.reduce += bytes
+				s.oneWayReduce(fold, bytes)
+			}
+		}
 		switch coll {
 		case plan.AllReduce:
-			if extra > 0 {
-				s.round(fold, S)
-				s.reduce += S
-			}
+			foldRound(S, true)
 			half(true)
 			double()
-			if extra > 0 {
-				s.round(fold, S)
-			}
+			foldRound(S, false)
 		case plan.ReduceScatter:
-			if extra > 0 {
-				s.round(fold, S)
-				s.reduce += S
-			}
+			foldRound(S, true)
 			half(true)
+			foldRound(c, false)
 			if extra > 0 {
-				s.round(fold, c)
 				s.copy += c
 			}
 		case plan.AllGather:
-			if extra > 0 {
-				s.round(fold, c)
-			}
+			foldRound(c, false)
 			double()
-			if extra > 0 {
-				s.round(fold, S)
-			}
+			foldRound(S, false)
 			s.copy = c
+		}
+		if total := s.bytes[Shm] + s.bytes[Net]; extra > 0 && total > 0 {
+			var work, all float64
+			atWork(&work, &all, folded, 2*extra, n)
+			atWork(&work, &all, total-folded, p, n)
+			s.busy = work / all
 		}
 	case "mesh", "oneshot":
 		if t.servers() > 1 {

@@ -2,6 +2,7 @@ package selector
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -343,5 +344,52 @@ func TestOneWayReduceOverTCP(t *testing.T) {
 	intra, _ := shapeOf("tree", plan.Reduce, Topo{4, 1}, size)
 	if hier.fused != intra.fused || hier.fused == 0 {
 		t.Errorf("hier Reduce on 2 servers of 4: %v bytes received as reduced, its tree within a server %v", hier.fused, intra.fused)
+	}
+}
+
+// TestWaitingRanksLeaveCores: with more ranks than cores, byte work is
+// slowed by the ranks at work, not by all of them (shape.busy). A tree's
+// rounds at np 3 pair two ranks each and rhd at np 3 keeps two at work
+// (the folded rank waits through the exchange, the third through the
+// fold), so on 2 cores their byte work costs what it costs on 3; a tree
+// at np 4 has all four at work in one round and two in the other, 1.5
+// times its price on 4 cores; a ring keeps every rank at work.
+func TestWaitingRanksLeaveCores(t *testing.T) {
+	const size = 4 << 20
+	for _, c := range []struct {
+		algo  string
+		coll  plan.Coll
+		ranks int
+		want  float64 // byte work on 2 cores over byte work on enough cores
+	}{
+		{"tree", plan.Reduce, 3, 1},
+		{"tree", plan.Broadcast, 3, 1},
+		{"rhd", plan.AllReduce, 3, 1},
+		{"rhd", plan.ReduceScatter, 3, 1},
+		{"tree", plan.Reduce, 4, 1.5},
+		{"tree", plan.Broadcast, 4, 1.5},
+		{"rhd", plan.AllReduce, 4, 2},
+		{"ring", plan.AllReduce, 3, 1.5},
+		{"ring", plan.Reduce, 3, 1.5},
+	} {
+		topo := Topo{c.ranks, 1}
+		s, err := shapeOf(c.algo, c.coll, topo, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := DefaultModel()
+		m.Cores = c.ranks
+		enough := m.terms(s, topo, 1)
+		m.Cores = 2
+		two := m.terms(s, topo, 1)
+		for _, k := range []int{fitShmBeta, fitGamma} {
+			if enough[k] == 0 {
+				continue
+			}
+			if got := two[k] / enough[k]; math.Abs(got-c.want) > 1e-9 {
+				t.Errorf("%s %v at np %d: term %d on 2 cores is %.3f times its price on %d, want %.3f",
+					c.algo, c.coll, c.ranks, k, got, c.ranks, c.want)
+			}
+		}
 	}
 }
