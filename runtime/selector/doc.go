@@ -9,7 +9,8 @@
 // collective that the tests check against the plans the algorithms really
 // build (plan.Simulate's round and byte counts). Closed formulas, not plan
 // walks, so that a 65536-rank job is priced in microseconds. Byte work is
-// slowed by the ranks a server's cores are shared among and by how far
+// slowed by the ranks at work that a server's cores are shared among (a
+// waiting rank sleeps and leaves its core) and by how far
 // the call's working set outgrows the caches (memory.go); docs/selector.md
 // has the constants' calibration and the predicted-vs-measured tables.
 //

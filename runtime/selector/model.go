@@ -65,7 +65,9 @@ type Model struct {
 
 	// Cores is how many cores a server's ranks share; 0 means as many as
 	// ranks. With more ranks than cores on a server, byte work is slowed
-	// by ranks/Cores and a dependent round over shm costs Wake instead of
+	// by the ranks at work over Cores (all of them for most algorithms;
+	// fewer for a tree's rounds and rhd's fold, shape.busy) and a
+	// dependent round over shm costs Wake instead of
 	// the shm alpha: waiting ranks sleep in a futex instead of spinning.
 	// An exchange round (rhd: both ways with one partner at once) costs
 	// one Wake more, the partner's and then its own.
