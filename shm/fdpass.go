@@ -64,29 +64,28 @@ func Receive(conn *net.UnixConn, msg []byte) (seg *Segment, extra []int, err err
 	if perr == nil && (len(fds) == 0 || len(fds) > 1+maxExtraFDs) {
 		perr = fmt.Errorf("shm: receive segment: got %d descriptors, want 1 to %d", len(fds), 1+maxExtraFDs)
 	}
-	closeAll := func() {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-	}
 	if perr != nil {
-		closeAll()
+		closeFDs(fds)
 		return nil, nil, perr
 	}
 	if n < len(msg) {
 		if _, err := io.ReadFull(conn, msg[n:]); err != nil {
-			closeAll()
+			closeFDs(fds)
 			return nil, nil, fmt.Errorf("shm: receive segment message: %w", err)
 		}
 	}
-	seg, err = Map(os.NewFile(uintptr(fds[0]), "shm-segment"))
+	seg, err = Map(os.NewFile(uintptr(fds[0]), "shm-segment")) // Map closes fds[0]
 	if err != nil {
-		for _, fd := range fds[1:] {
-			unix.Close(fd)
-		}
+		closeFDs(fds[1:])
 		return nil, nil, err
 	}
 	return seg, fds[1:], nil
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
 }
 
 func parseRights(oob []byte) ([]int, error) {

@@ -50,11 +50,23 @@ type shape struct {
 	busy float64
 }
 
-// atWork records that a round of the given bytes kept active of the n
-// ranks at work, for busy; work is the running sum and total the bytes.
-func atWork(work, total *float64, bytes float64, active, n int) {
-	*work += bytes * float64(active) / float64(n)
-	*total += bytes
+// atWork gathers shape.busy: the bytes of rounds, each weighted by the
+// share of the ranks at work in it.
+type atWork struct{ weighted, bytes float64 }
+
+// round adds a round of the given bytes in which active of n ranks work.
+func (w *atWork) round(bytes float64, active, n int) {
+	w.weighted += bytes * float64(active) / float64(n)
+	w.bytes += bytes
+}
+
+// share is the mean share of ranks at work, 0 (all, for busy) when no
+// bytes moved.
+func (w atWork) share() float64 {
+	if w.bytes == 0 {
+		return 0
+	}
+	return w.weighted / w.bytes
 }
 
 func (s *shape) round(c Class, bytes float64) {
@@ -182,7 +194,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			}
 		}
 	case "tree":
-		var work, total float64
+		var w atWork
 		for m := 1; m < n; m *= 2 {
 			class := aligned(t, m)
 			s.round(class, S)
@@ -192,11 +204,9 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			}
 			// The pairs at distance m: ranks m, 3m, 5m, ... below n
 			// with the rank m below them.
-			atWork(&work, &total, S, 2*((n+m-1)/(2*m)), n)
+			w.round(S, 2*((n+m-1)/(2*m)), n)
 		}
-		if total > 0 {
-			s.busy = work / total
-		}
+		s.busy = w.share()
 	case "dissemination":
 		for d := 1; d < n; d *= 2 {
 			s.round(f, 0)
@@ -275,11 +285,11 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			foldRound(S, false)
 			s.copy = c
 		}
-		if total := s.bytes[Shm] + s.bytes[Net]; extra > 0 && total > 0 {
-			var work, all float64
-			atWork(&work, &all, folded, 2*extra, n)
-			atWork(&work, &all, total-folded, p, n)
-			s.busy = work / all
+		if extra > 0 {
+			var w atWork
+			w.round(folded, 2*extra, n)
+			w.round(s.bytes[Shm]+s.bytes[Net]-folded, p, n)
+			s.busy = w.share()
 		}
 	case "mesh", "oneshot":
 		if t.servers() > 1 {
@@ -399,6 +409,8 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			s.handoffs += p.handoffs
 			s.fused += p.fused
 			s.maxOp = max(s.maxOp, p.maxOp)
+			// busy is not carried over: the parts run one after
+			// another on every rank, priced as all at work.
 		}
 	case "pat":
 		ks := algo.PATRounds(n)

@@ -107,9 +107,10 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	mine, theirs := noPipes, noPipes
 	if msg.direct {
 		// Without pipes (out of descriptors) payloads are still read
-		// in place, only slower.
-		mine, theirs, err = newPipes(cfg.PipeBytes)
-		msg.pipes = err == nil
+		// in place, only slower: the error goes no further.
+		var perr error
+		mine, theirs, perr = newPipes(cfg.PipeBytes)
+		msg.pipes = perr == nil
 	}
 	defer theirs.close() // the listener has its own copies once sent
 	defer func() {
