@@ -52,7 +52,7 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 			v[Net] += v[Shm]
 			v[Shm] = 0
 		}
-		s.exch = 0
+		s.exchBytes = 0
 	}
 	// Ranks beyond the cores share them: byte work (copies into and out
 	// of rings and sockets, reductions) goes as fast as cores/ranks, and a
@@ -74,7 +74,7 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 		g := max(min(nc, m.Links[c].Parallel), 1)
 		col := fitShmAlpha + 2*int(c)
 		if c == Shm && over {
-			f[fitWake] = s.lat[c] + s.exch
+			f[fitWake] = s.lat[c]
 		} else {
 			f[col] = s.lat[c]
 		}
@@ -84,6 +84,12 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 		}
 		if c == Shm && !m.NoShm {
 			bytes -= s.fused // received as it is reduced
+		}
+		// An exchange round moves only while both partners hold a
+		// core: with more ranks at work than cores its bytes cost more
+		// than a chain's.
+		if c == Shm && share > 1 && m.Exchange > 1 {
+			bytes += s.exchBytes * (m.Exchange - 1)
 		}
 		f[col+1] = bytes / float64(g) * work
 		if s.lat[c] > 0 {

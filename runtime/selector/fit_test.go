@@ -172,8 +172,8 @@ func TestWithoutShm(t *testing.T) {
 			if e.Err != nil {
 				continue
 			}
-			// The emulation also charges rhd's exchange rounds a wake-up
-			// each (shape.exch), which only shm rounds pay.
+			// The emulation also charges rhd's exchange rounds their
+			// premium (Model.Exchange), which only shm rounds pay.
 			if w := wantTime[e.Algo]; (e.Time-w > 1 || w-e.Time > 1) && !(n > 2 && e.Algo == "rhd") {
 				t.Errorf("np %d: without shm %s %v, want %v", n, e.Algo, e.Time, w)
 			}

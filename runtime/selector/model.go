@@ -69,10 +69,13 @@ type Model struct {
 	// fewer for a tree's rounds and rhd's fold, shape.busy) and a
 	// dependent round over shm costs Wake instead of
 	// the shm alpha: waiting ranks sleep in a futex instead of spinning.
-	// An exchange round (rhd: both ways with one partner at once) costs
-	// one Wake more, the partner's and then its own.
 	Cores int
 	Wake  time.Duration
+	// Exchange is how many times dearer the bytes of an exchange round
+	// over shm (rhd: both ways with one partner at once) are when ranks
+	// outnumber cores: the round moves only while both partners hold a
+	// core. 1 (or 0) charges them as any other bytes.
+	Exchange float64
 	// NetWake is what each message received over the net class on the
 	// critical path costs, times ranks/Cores, when ranks outnumber
 	// cores: the receiver waits for it parked in Go's network poller
@@ -157,7 +160,16 @@ func DefaultModel() Model {
 		PollMax: 16 << 10,
 		Cores:   goruntime.NumCPU(),
 		Wake:    5 * time.Microsecond,
-		NetWake: 15 * time.Microsecond,
+		// In place of a Wake more per exchange round, which priced rhd
+		// at np 3 and 4 above ring from 128 to 256 KiB, where it
+		// measured 10-25% faster: without it rhd is priced below ring
+		// from 1 MiB on too, where it measured slower, and the premium
+		// on the bytes keeps it above there. Chosen on two calibrations
+		// a day apart on two hosts (docs/selector.md, cal27 and cal29;
+		// 1.05 to 1.2 choose alike) and checked on a third, cal30: 216
+		// of 228 points within 10% of the fastest, against 210.
+		Exchange: 1.1,
+		NetWake:  15 * time.Microsecond,
 		// One shm transfer at np 2 moved 27 GB/s at 128 KiB, 20 at
 		// 1 MiB, 8.8-10.4 from 4 MiB on (cal19). Chosen among a few
 		// settings scored against cal16-cal19 (choices, and how far

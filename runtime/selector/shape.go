@@ -24,11 +24,12 @@ type shape struct {
 	// inline, without one).
 	handoffs float64
 	maxOp    float64 // largest single transfer, bytes
-	// exch counts the shm rounds in which a rank sends to and receives
-	// from the same partner at once (rhd's exchanges). With more ranks
-	// than cores each such round waits for two wake-ups in a row, the
-	// partner's and then its own, where a chain (ring) overlaps them.
-	exch float64
+	// exchBytes is the part of bytes[Shm] sent in rounds in which a
+	// rank sends to and receives from the same partner at once (rhd's
+	// exchanges). With more ranks than cores such a round moves only
+	// while both partners hold a core, where a chain (ring) moves while
+	// any link of it does (Model.Exchange).
+	exchBytes float64
 	// fromSend is the part of bytes[Shm] that leaves from the caller's
 	// send buffer, which the runtime may post in place (Model.Posted),
 	// and coll the collective.
@@ -235,7 +236,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 		exchange := func(c Class, bytes float64) {
 			s.round(c, bytes)
 			if c == Shm {
-				s.exch++
+				s.exchBytes += bytes
 			}
 		}
 		half := func(reduce bool) {

@@ -378,6 +378,7 @@ func TestWaitingRanksLeaveCores(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := DefaultModel()
+		m.Exchange = 1 // its premium is TestExchangePremium's
 		m.Cores = c.ranks
 		enough := m.terms(s, topo, 1)
 		m.Cores = 2
@@ -390,6 +391,43 @@ func TestWaitingRanksLeaveCores(t *testing.T) {
 				t.Errorf("%s %v at np %d: term %d on 2 cores is %.3f times its price on %d, want %.3f",
 					c.algo, c.coll, c.ranks, k, got, c.ranks, c.want)
 			}
+		}
+	}
+}
+
+// TestExchangePremium: the bytes of rhd's exchange rounds cost
+// Model.Exchange times as much when the ranks at work outnumber the cores
+// (np 4 on 2 cores), and no more with a core each (np 2) or when only two
+// of three work (np 3, whose third rank waits through the exchange); a
+// ring has no exchange rounds.
+func TestExchangePremium(t *testing.T) {
+	const size = 4 << 20
+	for _, c := range []struct {
+		algo  string
+		ranks int
+		want  float64 // the shm byte term with Exchange 1.5 over with 1
+	}{
+		{"rhd", 4, 1.5}, // every byte of an AllReduce at np 4 is exchanged
+		{"rhd", 2, 1},
+		{"rhd", 3, 1},
+		{"ring", 4, 1},
+	} {
+		topo := Topo{c.ranks, 1}
+		s, err := shapeOf(c.algo, plan.AllReduce, topo, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := DefaultModel()
+		m.Cores = 2
+		m.Exchange = 1
+		flat := m.terms(s, topo, 1)
+		m.Exchange = 1.5
+		dear := m.terms(s, topo, 1)
+		if got := dear[fitShmBeta] / flat[fitShmBeta]; math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s AllReduce at np %d on 2 cores: shm bytes cost %.3f times as much with Exchange 1.5, want %.3f", c.algo, c.ranks, got, c.want)
+		}
+		if dear[fitWake] != flat[fitWake] {
+			t.Errorf("%s AllReduce at np %d: Exchange moved the wake-ups (%v, %v)", c.algo, c.ranks, dear[fitWake], flat[fitWake])
 		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 //	memory.bytes 32M         # the working set from which every byte is from memory
 //	memory.slowdown 4        # how much slower byte work is from memory
 //	wake 30us                # a round over shm when ranks outnumber cores
+//	exchange.slowdown 1.1    # an exchange round's bytes, likewise
 //	net.wake 20us            # a message received over net, likewise
 //	channels.max 2
 //	channels.minbytes 256K
@@ -89,6 +90,14 @@ func (m *Model) set(key, val string) error {
 		*p = v
 		return nil
 	}
+	slowdown := func(p *float64) error {
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil || v < 1 || v > 1000 {
+			return fmt.Errorf("bad slowdown %q (1 to 1000)", val)
+		}
+		*p = v
+		return nil
+	}
 	if cls, field, ok := strings.Cut(key, "."); ok && (cls == "shm" || cls == "net") {
 		l := &m.Links[Shm]
 		if cls == "net" {
@@ -127,12 +136,9 @@ func (m *Model) set(key, val string) error {
 	case "memory.bytes":
 		return size(&m.MemBytes)
 	case "memory.slowdown":
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil || v < 1 || v > 1000 {
-			return fmt.Errorf("bad slowdown %q (1 to 1000)", val)
-		}
-		m.MemSlowdown = v
-		return nil
+		return slowdown(&m.MemSlowdown)
+	case "exchange.slowdown":
+		return slowdown(&m.Exchange)
 	case "cores":
 		v, err := strconv.Atoi(val)
 		if err != nil || v < 0 || v > 1<<20 {
