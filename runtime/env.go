@@ -44,7 +44,17 @@ type Knobs struct {
 	// directMode.posts names. HCCL_SHM_DIRECT=1 posts those of every
 	// collective, HCCL_SHM_DIRECT=0 (or HCCL_SHM_DIRECT_DISABLE=1) none.
 	ShmDirect        directMode
-	ShmDirectDisable bool          // HCCL_SHM_DIRECT_DISABLE=1, kept for scripts that set it
+	ShmDirectDisable bool // HCCL_SHM_DIRECT_DISABLE=1, kept for scripts that set it
+	// ShmSpliceDisable (HCCL_SHM_SPLICE_DISABLE=1) reads payloads
+	// handed over in place with process_vm_readv alone, without their
+	// heads through a pipe (shmlink's splice.go). The pipes pay where
+	// the kernel pins pages slowly: on the AMD host of 2026-12-03 they
+	// took a 1 MiB AllGather at np 2 from 80 to 60 us. Where it pins
+	// them fast they cost: on the Intel host of 2026-12-04 the same
+	// call took 51-55 us with them and 46-48 without, Open MPI 46-48
+	// (docs/performance.md). Timing the host at start-up to choose
+	// flipped between jobs before (directMode), so it is the user's.
+	ShmSpliceDisable bool
 	BuffSize         int           // HCCL_BUFFSIZE: staging bytes per link (0: default)
 	ConnectTimeout   time.Duration // HCCL_CONNECT_TIMEOUT: bound of Init
 	ExecTimeout      time.Duration // HCCL_EXEC_TIMEOUT: bound of one collective (0: none)
@@ -173,6 +183,7 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 	}{
 		{"HCCL_SHM_DISABLE", &k.ShmDisable},
 		{"HCCL_SHM_DIRECT_DISABLE", &k.ShmDirectDisable},
+		{"HCCL_SHM_SPLICE_DISABLE", &k.ShmSpliceDisable},
 	} {
 		switch s := getenv(f.name); s {
 		case "", "0":

@@ -36,3 +36,16 @@ func TestShmDirectKnob(t *testing.T) {
 		t.Error("HCCL_SHM_DIRECT=yes accepted")
 	}
 }
+
+// TestShmSpliceKnob: the pipes are on unless HCCL_SHM_SPLICE_DISABLE=1.
+func TestShmSpliceKnob(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "0": false, "1": true} {
+		k, err := knobsFromEnv(func(name string) string { return map[string]string{"HCCL_SHM_SPLICE_DISABLE": v}[name] })
+		if err != nil || k.ShmSpliceDisable != want {
+			t.Errorf("HCCL_SHM_SPLICE_DISABLE=%q: %v, %v; want %v", v, k.ShmSpliceDisable, err, want)
+		}
+	}
+	if _, err := knobsFromEnv(func(name string) string { return map[string]string{"HCCL_SHM_SPLICE_DISABLE": "yes"}[name] }); err == nil {
+		t.Error("HCCL_SHM_SPLICE_DISABLE=yes accepted")
+	}
+}

@@ -42,6 +42,7 @@ type linkManager struct {
 	ringBytes  int
 	noDirect   bool       // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
 	pipeBytes  int        // asked of each pipe of an shm link (shmlink.PipeBytes)
+	noPipes    bool       // HCCL_SHM_SPLICE_DISABLE=1: in-place reads without pipes
 	facts      topo.Facts // this rank's
 	log        *slog.Logger
 	poll       executor.Poll // how the executor waits for several small receives, from the wait policy
@@ -78,7 +79,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	m := &linkManager{
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
 		ringBytes: knobs.BuffSize, noDirect: knobs.shmDirect() == directNone, facts: facts,
-		pipeBytes: shmlink.PipeBytes(job.LocalSize),
+		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: knobs.ShmSpliceDisable,
 		links:     make(map[int]transport.Link),
 		open:      make([]atomic.Pointer[openLink], job.Size),
 		arrived:   make(map[int]chan struct{}),
@@ -335,7 +336,7 @@ func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error
 			return nil, err
 		}
 		if topo.SameHost(m.facts, f) {
-			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes, NoDirect: m.noDirect, PipeBytes: m.pipeBytes})
+			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes, NoDirect: m.noDirect, PipeBytes: m.pipeBytes, NoPipes: m.noPipes})
 			if err == nil {
 				m.log.Debug("link dialled", "peer", peer, "via", "shm", "reads_in_place", l.ReadsDirect())
 				return l, nil

@@ -27,6 +27,9 @@ type DialConfig struct {
 	// (splice.go; PipeBytes gives it for the ranks of a host); 0 means
 	// 1 MiB.
 	PipeBytes int
+	// NoPipes reads payloads handed over in place with
+	// process_vm_readv alone: the link has no pipes for their heads.
+	NoPipes bool
 	// Segment is passed to shm.Create; its zero value creates in
 	// /dev/shm. Tests inject a fake free-space function through it.
 	Segment shm.Options
@@ -105,7 +108,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	defer stop()
 	msg := segMsg{capacity: capacity, channel: cfg.Channel, direct: !cfg.NoDirect}
 	mine, theirs := noPipes, noPipes
-	if msg.direct {
+	if msg.direct && !cfg.NoPipes {
 		// Without pipes (out of descriptors) payloads are still read
 		// in place, only slower: the error goes no further.
 		var perr error

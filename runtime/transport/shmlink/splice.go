@@ -21,6 +21,11 @@ import (
 // consumer's read(2) copies them out of the pipe: 9 us to splice 512 KiB
 // and 26 to read it, 35 in all (one process, 2000 tries, medians). Still one
 // copy, and the pages are only referenced, not copied, by the splice.
+// That was the AMD host of 2026-12-03. On the Intel host of 2026-12-04
+// the kernel pins pages fast (process_vm_readv of 512 KiB 19-21 us, the
+// splice and read 17.6-19.3) and the pipes cost up to 9 us in a 1 MiB
+// AllGather at np 2 (docs/performance.md): DialConfig.NoPipes
+// (HCCL_SHM_SPLICE_DISABLE=1) leaves them out.
 //
 // So each direction of a link that may hand payloads over in place also
 // has a pipe, made by the dialer and passed with the segment, of up to
