@@ -164,6 +164,7 @@ cores 3
 cache.bytes 2M
 memory.bytes 64M
 memory.slowdown 2.5
+exchange.slowdown 1.3
 `
 	m, err := ParseTuning(strings.NewReader(in), DefaultModel())
 	if err != nil {
@@ -174,7 +175,7 @@ memory.slowdown 2.5
 		m.Gamma != 1/4e9 || m.MaxChannels != 3 || m.MinChannelBytes != 1<<20 || m.MaxSegment != 1<<20 ||
 		m.Links[Net].Alpha != d.Links[Net].Alpha || m.Copy != d.Copy ||
 		m.Handoff != 7*time.Microsecond || m.PollMax != 64<<10 || m.Wake != 40*time.Microsecond || m.Cores != 3 ||
-		m.CacheBytes != 2<<20 || m.MemBytes != 64<<20 || m.MemSlowdown != 2.5 {
+		m.CacheBytes != 2<<20 || m.MemBytes != 64<<20 || m.MemSlowdown != 2.5 || m.Exchange != 1.3 {
 		t.Errorf("parsed %+v", m)
 	}
 	for _, bad := range []struct{ in, want string }{
@@ -187,6 +188,7 @@ memory.slowdown 2.5
 		{"cores -1", "bad core count"},
 		{"wake soon", "bad duration"},
 		{"memory.slowdown 0.5", "bad slowdown"},
+		{"exchange.slowdown 0.9", "bad slowdown"},
 		{"memory.bytes lots", "memory.bytes"},
 	} {
 		if _, err := ParseTuning(strings.NewReader(bad.in), DefaultModel()); err == nil || !strings.Contains(err.Error(), bad.want) {
