@@ -38,6 +38,15 @@
 // and waits for every rank. Links open lazily, when a plan first needs a
 // peer (links.go).
 //
+// # Knobs
+//
+// Beyond the contract's (HCCL_ALGO, HCCL_DEBUG, HCCL_SOCKET_IFNAME,
+// HCCL_SHM_DISABLE, HCCL_BUFFSIZE, HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT),
+// env.go reads HCCL_TUNING_FILE (the selector's constants), HCCL_SHM_DIRECT
+// (which collectives hand large payloads over in place) and
+// HCCL_SHM_SPLICE_DISABLE (in-place reads without the pipes, for hosts whose
+// kernel pins pages fast); its comments carry what each was measured at.
+//
 // # Failures
 //
 // The first op that fails aborts the job through the control plane and
