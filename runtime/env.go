@@ -51,8 +51,8 @@ type Knobs struct {
 	// the kernel pins pages slowly: on the AMD host of 2026-12-03 they
 	// took a 1 MiB AllGather at np 2 from 80 to 60 us. Where it pins
 	// them fast they cost: on the Intel host of 2026-12-04 the same
-	// call took 51-55 us with them and 46-48 without, Open MPI 46-48
-	// (docs/performance.md). Timing the host at start-up to choose
+	// call took 50.6-55.0 us with them and 45.5-47.7 without, Open MPI
+	// 45.8-48.1 (three interleaved runs each, docs/performance.md). Timing the host at start-up to choose
 	// flipped between jobs before (directMode), so it is the user's.
 	ShmSpliceDisable bool
 	BuffSize         int           // HCCL_BUFFSIZE: staging bytes per link (0: default)

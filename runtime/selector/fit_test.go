@@ -141,15 +141,21 @@ func TestFitErrors(t *testing.T) {
 }
 
 // TestWithoutShm: a job without shm costs what it would if its shm class
-// were the net class, and its rounds are never charged the shm wake-up.
+// were the net class, and its rounds are never charged the shm wake-up
+// nor, at 4 MiB, the premium of exchange rounds over shm.
 func TestWithoutShm(t *testing.T) {
 	m := DefaultModel()
 	m.Cores, m.Wake = 2, time.Second // a wake-up would show
 	alike := m
 	alike.Links[Shm] = m.Links[Net]
 	alike.Cores = 0
-	for _, n := range []int{2, 4} {
-		call := Call{plan.AllReduce, 8, Topo{n, 1}}
+	alike.Exchange = 1 // only shm rounds pay it
+	for _, c := range []struct {
+		n     int
+		bytes int64
+	}{{2, 8}, {4, 8}, {4, 4 << 20}} {
+		n := c.n
+		call := Call{plan.AllReduce, c.bytes, Topo{n, 1}}
 		got := Predict(m.WithoutShm(), Policy{}, call)
 		want := Predict(alike, Policy{}, call)
 		if n > 2 {
@@ -172,10 +178,8 @@ func TestWithoutShm(t *testing.T) {
 			if e.Err != nil {
 				continue
 			}
-			// The emulation also charges rhd's exchange rounds their
-			// premium (Model.Exchange), which only shm rounds pay.
-			if w := wantTime[e.Algo]; (e.Time-w > 1 || w-e.Time > 1) && !(n > 2 && e.Algo == "rhd") {
-				t.Errorf("np %d: without shm %s %v, want %v", n, e.Algo, e.Time, w)
+			if w := wantTime[e.Algo]; e.Time-w > 1 || w-e.Time > 1 {
+				t.Errorf("np %d, %d bytes: without shm %s %v, want %v", n, c.bytes, e.Algo, e.Time, w)
 			}
 			if e.Time >= time.Second {
 				t.Errorf("np %d: %s charged a shm wake-up without shm: %v", n, e.Algo, e.Time)

@@ -166,8 +166,9 @@ func DefaultModel() Model {
 		// from 1 MiB on too, where it measured slower, and the premium
 		// on the bytes keeps it above there. Chosen on two calibrations
 		// a day apart on two hosts (docs/selector.md, cal27 and cal29;
-		// 1.05 to 1.2 choose alike) and checked on a third, cal30: 216
-		// of 228 points within 10% of the fastest, against 210.
+		// 1.05 to 1.2 choose alike) and checked on two more: 216 and
+		// 220 of 228 points within 10% of the fastest (cal30, cal31),
+		// against 210 and 219.
 		Exchange: 1.1,
 		NetWake:  15 * time.Microsecond,
 		// One shm transfer at np 2 moved 27 GB/s at 128 KiB, 20 at
