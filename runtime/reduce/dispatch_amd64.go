@@ -74,6 +74,54 @@ func archLoop(l isaLevel, d DType, op Op) loop {
 	return nil
 }
 
+// avx512StreamLoops and avx2StreamLoops are the loops of the same rows
+// that store whole vectors around the cache (stream.go); nil where the
+// stores narrow.
+var avx512StreamLoops = [numDTypes][numOps]loop{
+	Int8:    {Sum: sumInt8AVX512Stream, Max: maxInt8AVX512Stream, Min: minInt8AVX512Stream},
+	Uint8:   {Sum: sumInt8AVX512Stream, Max: maxUint8AVX512Stream, Min: minUint8AVX512Stream},
+	Int16:   {Sum: sumInt16AVX512Stream, Prod: prodInt16AVX512Stream, Max: maxInt16AVX512Stream, Min: minInt16AVX512Stream},
+	Uint16:  {Sum: sumInt16AVX512Stream, Prod: prodInt16AVX512Stream, Max: maxUint16AVX512Stream, Min: minUint16AVX512Stream},
+	Int32:   {Sum: sumInt32AVX512Stream, Prod: prodInt32AVX512Stream, Max: maxInt32AVX512Stream, Min: minInt32AVX512Stream},
+	Uint32:  {Sum: sumInt32AVX512Stream, Prod: prodInt32AVX512Stream, Max: maxUint32AVX512Stream, Min: minUint32AVX512Stream},
+	Int64:   {Sum: sumInt64AVX512Stream, Prod: prodInt64AVX512Stream, Max: maxInt64AVX512Stream, Min: minInt64AVX512Stream},
+	Uint64:  {Sum: sumInt64AVX512Stream, Prod: prodInt64AVX512Stream, Max: maxUint64AVX512Stream, Min: minUint64AVX512Stream},
+	Float32: {Sum: sumFloat32AVX512Stream, Prod: prodFloat32AVX512Stream, Max: maxFloat32AVX512Stream, Min: minFloat32AVX512Stream},
+	Float64: {Sum: sumFloat64AVX512Stream, Prod: prodFloat64AVX512Stream, Max: maxFloat64AVX512Stream, Min: minFloat64AVX512Stream},
+}
+
+var avx2StreamLoops = [numDTypes][numOps]loop{
+	Int8:    {Sum: sumInt8AVX2Stream, Max: maxInt8AVX2Stream, Min: minInt8AVX2Stream},
+	Uint8:   {Sum: sumInt8AVX2Stream, Max: maxUint8AVX2Stream, Min: minUint8AVX2Stream},
+	Int16:   {Sum: sumInt16AVX2Stream, Prod: prodInt16AVX2Stream, Max: maxInt16AVX2Stream, Min: minInt16AVX2Stream},
+	Uint16:  {Sum: sumInt16AVX2Stream, Prod: prodInt16AVX2Stream, Max: maxUint16AVX2Stream, Min: minUint16AVX2Stream},
+	Int32:   {Sum: sumInt32AVX2Stream, Prod: prodInt32AVX2Stream, Max: maxInt32AVX2Stream, Min: minInt32AVX2Stream},
+	Uint32:  {Sum: sumInt32AVX2Stream, Prod: prodInt32AVX2Stream, Max: maxUint32AVX2Stream, Min: minUint32AVX2Stream},
+	Int64:   {Sum: sumInt64AVX2Stream, Prod: prodInt64AVX2Stream, Max: maxInt64AVX2Stream, Min: minInt64AVX2Stream},
+	Uint64:  {Sum: sumInt64AVX2Stream, Prod: prodInt64AVX2Stream, Max: maxUint64AVX2Stream, Min: minUint64AVX2Stream},
+	Float32: {Sum: sumFloat32AVX2Stream, Prod: prodFloat32AVX2Stream, Max: maxFloat32AVX2Stream, Min: minFloat32AVX2Stream},
+	Float64: {Sum: sumFloat64AVX2Stream, Prod: prodFloat64AVX2Stream, Max: maxFloat64AVX2Stream, Min: minFloat64AVX2Stream},
+}
+
+// archStreamLoop returns the streaming loop for (d, op) at level l and the
+// alignment its stores need, or nil where there is none (stream.go).
+func archStreamLoop(l isaLevel, d DType, op Op) (loop, int) {
+	switch l {
+	case levelAVX512:
+		if !d.IsFloat() && d.Size() <= 2 && !cpu.X86.HasAVX512BW {
+			return archStreamLoop(levelAVX2, d, op)
+		}
+		if f := avx512StreamLoops[d][op]; f != nil {
+			return f, 64
+		}
+	case levelAVX2:
+		if f := avx2StreamLoops[d][op]; f != nil {
+			return avx2Tail(f, genericLoops[d][op], avx2Block(d, op)), 32
+		}
+	}
+	return nil, 0
+}
+
 // avx2Block is how many bytes of each operand one AVX2 vector of (d, op)
 // covers: 32, or 16 when the elements are widened first (16-bit floats to
 // float32 lanes, bytes to words for Prod).

@@ -93,7 +93,7 @@ var (
 // Only tests call it, never concurrently with kernels in use.
 func useLevel(l isaLevel) isaLevel {
 	prev := level
-	level, kernels, dividers = l, buildKernels(l), buildDividers(l)
+	level, kernels, dividers, streamKernels = l, buildKernels(l), buildDividers(l), buildStreamKernels(l)
 	return prev
 }
 

@@ -82,58 +82,67 @@ func TestKernelLengthsOffsetsAliasing(t *testing.T) {
 		useLevel(l)
 		for _, d := range allDTypes {
 			for _, op := range []Op{Sum, Prod, Max, Min} {
-				t.Run(fmt.Sprintf("%v/%v/%v", l, d, op), func(t *testing.T) {
-					size := d.Size()
-					a, b := make([]byte, maxN*size), make([]byte, maxN*size)
-					randomOperands(rng, d, a, b)
-					want := make([]byte, maxN*size)
-					genericLoops[d][op](want, a, b) // element-wise: a prefix is the answer for any length
-					k, _ := Kernel(d, op)
-					canary := bytes.Repeat([]byte{0xa5}, guard+8+maxN*size+guard)
-					var bufs [3][]byte
-					for i := range bufs {
-						bufs[i] = make([]byte, len(canary))
-					}
-					for n := 0; n <= maxN; n++ {
-						nb := n * size
-						for off := range 8 {
-							for mi, mode := range modes {
-								if n > 80 && mi != (n+off)%len(modes) {
-									continue
-								}
-								end := guard + 8 + nb + guard
-								copy(bufs[0][:end], canary)
-								dst := bufs[0][guard+off : guard+off+nb]
-								ao, bo := guard+(off+3)%8, guard+(off+6)%8
-								sa, sb := bufs[1][ao:ao+nb], bufs[2][bo:bo+nb]
-								switch mode {
-								case "dst=a":
-									sa = dst
-								case "dst=b":
-									sb = dst
-								}
-								copy(sa, a[:nb])
-								copy(sb, b[:nb])
-								k(dst, sa, sb)
-								if i := firstBad(d, op, dst, want[:nb], false); i >= 0 {
-									t.Fatalf("n=%d offset=%d %s: element %d: %#x %v %#x = %#x, generic %#x", n, off, mode, i,
-										getElem(a, i, size), op, getElem(b, i, size), getElem(dst, i, size), getElem(want, i, size))
-								}
-								if !bytes.Equal(bufs[0][:guard+off], canary[:guard+off]) ||
-									!bytes.Equal(bufs[0][guard+off+nb:end], canary[guard+off+nb:end]) {
-									t.Fatalf("n=%d offset=%d %s: bytes outside dst written", n, off, mode)
-								}
-								if mode == "separate" && (!bytes.Equal(sa, a[:nb]) || !bytes.Equal(sb, b[:nb])) {
-									t.Fatalf("n=%d offset=%d: an operand changed", n, off)
+				for _, kind := range kernelKinds {
+					t.Run(fmt.Sprintf("%v/%v/%v/%s", l, d, op, kind.name), func(t *testing.T) {
+						size := d.Size()
+						a, b := make([]byte, maxN*size), make([]byte, maxN*size)
+						randomOperands(rng, d, a, b)
+						want := make([]byte, maxN*size)
+						genericLoops[d][op](want, a, b) // element-wise: a prefix is the answer for any length
+						k, _ := kind.get(d, op)
+						canary := bytes.Repeat([]byte{0xa5}, guard+8+maxN*size+guard)
+						var bufs [3][]byte
+						for i := range bufs {
+							bufs[i] = make([]byte, len(canary))
+						}
+						for n := 0; n <= maxN; n++ {
+							nb := n * size
+							for off := range 8 {
+								for mi, mode := range modes {
+									if n > 80 && mi != (n+off)%len(modes) {
+										continue
+									}
+									end := guard + 8 + nb + guard
+									copy(bufs[0][:end], canary)
+									dst := bufs[0][guard+off : guard+off+nb]
+									ao, bo := guard+(off+3)%8, guard+(off+6)%8
+									sa, sb := bufs[1][ao:ao+nb], bufs[2][bo:bo+nb]
+									switch mode {
+									case "dst=a":
+										sa = dst
+									case "dst=b":
+										sb = dst
+									}
+									copy(sa, a[:nb])
+									copy(sb, b[:nb])
+									k(dst, sa, sb)
+									if i := firstBad(d, op, dst, want[:nb], false); i >= 0 {
+										t.Fatalf("n=%d offset=%d %s: element %d: %#x %v %#x = %#x, generic %#x", n, off, mode, i,
+											getElem(a, i, size), op, getElem(b, i, size), getElem(dst, i, size), getElem(want, i, size))
+									}
+									if !bytes.Equal(bufs[0][:guard+off], canary[:guard+off]) ||
+										!bytes.Equal(bufs[0][guard+off+nb:end], canary[guard+off+nb:end]) {
+										t.Fatalf("n=%d offset=%d %s: bytes outside dst written", n, off, mode)
+									}
+									if mode == "separate" && (!bytes.Equal(sa, a[:nb]) || !bytes.Equal(sb, b[:nb])) {
+										t.Fatalf("n=%d offset=%d: an operand changed", n, off)
+									}
 								}
 							}
 						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}
 }
+
+// kernelKinds are the two kernel tables: ordinary stores and streaming
+// ones (stream.go), which must compute alike.
+var kernelKinds = []struct {
+	name string
+	get  func(DType, Op) (func(dst, a, b []byte), error)
+}{{"plain", Kernel}, {"stream", StreamKernel}}
 
 func TestKernelErrors(t *testing.T) {
 	tests := []struct {
@@ -212,12 +221,14 @@ func TestDetectedLevel(t *testing.T) {
 
 // The executor calls kernels in its steady state, which allocates nothing.
 func TestKernelAndDivideDoNotAllocate(t *testing.T) {
-	buf, src := make([]byte, 4096+8), make([]byte, 4096+8)
+	buf, src, dst := make([]byte, 4096+8), make([]byte, 4096+8), make([]byte, 4096)
 	for _, d := range allDTypes {
 		for _, op := range []Op{Sum, Prod, Max, Min} {
-			k, _ := Kernel(d, op)
-			if n := testing.AllocsPerRun(10, func() { k(buf[:4096], buf[:4096], src[3:4099]) }); n != 0 {
-				t.Errorf("%v %v kernel: %v allocations per call", d, op, n)
+			for _, kind := range kernelKinds {
+				k, _ := kind.get(d, op)
+				if n := testing.AllocsPerRun(10, func() { k(dst, buf[:4096], src[3:4099]) }); n != 0 {
+					t.Errorf("%v %v %s kernel: %v allocations per call", d, op, kind.name, n)
+				}
 			}
 		}
 		if d.IsFloat() {

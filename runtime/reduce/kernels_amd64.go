@@ -7,11 +7,20 @@ package reduce
 // sumInt8AVX512 computes dst[i] = a[i] sum b[i] over all Int8 elements with AVX-512.
 func sumInt8AVX512(dst []byte, a []byte, b []byte)
 
+// sumInt8AVX512Stream computes dst[i] = a[i] sum b[i] over all Int8 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func sumInt8AVX512Stream(dst []byte, a []byte, b []byte)
+
 // maxInt8AVX512 computes dst[i] = a[i] max b[i] over all Int8 elements with AVX-512.
 func maxInt8AVX512(dst []byte, a []byte, b []byte)
 
+// maxInt8AVX512Stream computes dst[i] = a[i] max b[i] over all Int8 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func maxInt8AVX512Stream(dst []byte, a []byte, b []byte)
+
 // minInt8AVX512 computes dst[i] = a[i] min b[i] over all Int8 elements with AVX-512.
 func minInt8AVX512(dst []byte, a []byte, b []byte)
+
+// minInt8AVX512Stream computes dst[i] = a[i] min b[i] over all Int8 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func minInt8AVX512Stream(dst []byte, a []byte, b []byte)
 
 // prodInt8AVX512 computes dst[i] = a[i] prod b[i] over all Int8 elements with AVX-512.
 func prodInt8AVX512(dst []byte, a []byte, b []byte)
@@ -19,86 +28,170 @@ func prodInt8AVX512(dst []byte, a []byte, b []byte)
 // maxUint8AVX512 computes dst[i] = a[i] max b[i] over all Uint8 elements with AVX-512.
 func maxUint8AVX512(dst []byte, a []byte, b []byte)
 
+// maxUint8AVX512Stream computes dst[i] = a[i] max b[i] over all Uint8 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func maxUint8AVX512Stream(dst []byte, a []byte, b []byte)
+
 // minUint8AVX512 computes dst[i] = a[i] min b[i] over all Uint8 elements with AVX-512.
 func minUint8AVX512(dst []byte, a []byte, b []byte)
+
+// minUint8AVX512Stream computes dst[i] = a[i] min b[i] over all Uint8 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func minUint8AVX512Stream(dst []byte, a []byte, b []byte)
 
 // sumInt16AVX512 computes dst[i] = a[i] sum b[i] over all Int16 elements with AVX-512.
 func sumInt16AVX512(dst []byte, a []byte, b []byte)
 
+// sumInt16AVX512Stream computes dst[i] = a[i] sum b[i] over all Int16 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func sumInt16AVX512Stream(dst []byte, a []byte, b []byte)
+
 // prodInt16AVX512 computes dst[i] = a[i] prod b[i] over all Int16 elements with AVX-512.
 func prodInt16AVX512(dst []byte, a []byte, b []byte)
+
+// prodInt16AVX512Stream computes dst[i] = a[i] prod b[i] over all Int16 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func prodInt16AVX512Stream(dst []byte, a []byte, b []byte)
 
 // maxInt16AVX512 computes dst[i] = a[i] max b[i] over all Int16 elements with AVX-512.
 func maxInt16AVX512(dst []byte, a []byte, b []byte)
 
+// maxInt16AVX512Stream computes dst[i] = a[i] max b[i] over all Int16 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func maxInt16AVX512Stream(dst []byte, a []byte, b []byte)
+
 // minInt16AVX512 computes dst[i] = a[i] min b[i] over all Int16 elements with AVX-512.
 func minInt16AVX512(dst []byte, a []byte, b []byte)
+
+// minInt16AVX512Stream computes dst[i] = a[i] min b[i] over all Int16 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func minInt16AVX512Stream(dst []byte, a []byte, b []byte)
 
 // maxUint16AVX512 computes dst[i] = a[i] max b[i] over all Uint16 elements with AVX-512.
 func maxUint16AVX512(dst []byte, a []byte, b []byte)
 
+// maxUint16AVX512Stream computes dst[i] = a[i] max b[i] over all Uint16 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func maxUint16AVX512Stream(dst []byte, a []byte, b []byte)
+
 // minUint16AVX512 computes dst[i] = a[i] min b[i] over all Uint16 elements with AVX-512.
 func minUint16AVX512(dst []byte, a []byte, b []byte)
+
+// minUint16AVX512Stream computes dst[i] = a[i] min b[i] over all Uint16 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func minUint16AVX512Stream(dst []byte, a []byte, b []byte)
 
 // sumFloat32AVX512 computes dst[i] = a[i] sum b[i] over all Float32 elements with AVX-512.
 func sumFloat32AVX512(dst []byte, a []byte, b []byte)
 
+// sumFloat32AVX512Stream computes dst[i] = a[i] sum b[i] over all Float32 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func sumFloat32AVX512Stream(dst []byte, a []byte, b []byte)
+
 // prodFloat32AVX512 computes dst[i] = a[i] prod b[i] over all Float32 elements with AVX-512.
 func prodFloat32AVX512(dst []byte, a []byte, b []byte)
+
+// prodFloat32AVX512Stream computes dst[i] = a[i] prod b[i] over all Float32 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func prodFloat32AVX512Stream(dst []byte, a []byte, b []byte)
 
 // maxFloat32AVX512 computes dst[i] = a[i] max b[i] over all Float32 elements with AVX-512.
 func maxFloat32AVX512(dst []byte, a []byte, b []byte)
 
+// maxFloat32AVX512Stream computes dst[i] = a[i] max b[i] over all Float32 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func maxFloat32AVX512Stream(dst []byte, a []byte, b []byte)
+
 // minFloat32AVX512 computes dst[i] = a[i] min b[i] over all Float32 elements with AVX-512.
 func minFloat32AVX512(dst []byte, a []byte, b []byte)
+
+// minFloat32AVX512Stream computes dst[i] = a[i] min b[i] over all Float32 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func minFloat32AVX512Stream(dst []byte, a []byte, b []byte)
 
 // sumFloat64AVX512 computes dst[i] = a[i] sum b[i] over all Float64 elements with AVX-512.
 func sumFloat64AVX512(dst []byte, a []byte, b []byte)
 
+// sumFloat64AVX512Stream computes dst[i] = a[i] sum b[i] over all Float64 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func sumFloat64AVX512Stream(dst []byte, a []byte, b []byte)
+
 // prodFloat64AVX512 computes dst[i] = a[i] prod b[i] over all Float64 elements with AVX-512.
 func prodFloat64AVX512(dst []byte, a []byte, b []byte)
+
+// prodFloat64AVX512Stream computes dst[i] = a[i] prod b[i] over all Float64 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func prodFloat64AVX512Stream(dst []byte, a []byte, b []byte)
 
 // maxFloat64AVX512 computes dst[i] = a[i] max b[i] over all Float64 elements with AVX-512.
 func maxFloat64AVX512(dst []byte, a []byte, b []byte)
 
+// maxFloat64AVX512Stream computes dst[i] = a[i] max b[i] over all Float64 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func maxFloat64AVX512Stream(dst []byte, a []byte, b []byte)
+
 // minFloat64AVX512 computes dst[i] = a[i] min b[i] over all Float64 elements with AVX-512.
 func minFloat64AVX512(dst []byte, a []byte, b []byte)
+
+// minFloat64AVX512Stream computes dst[i] = a[i] min b[i] over all Float64 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func minFloat64AVX512Stream(dst []byte, a []byte, b []byte)
 
 // sumInt32AVX512 computes dst[i] = a[i] sum b[i] over all Int32 elements with AVX-512.
 func sumInt32AVX512(dst []byte, a []byte, b []byte)
 
+// sumInt32AVX512Stream computes dst[i] = a[i] sum b[i] over all Int32 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func sumInt32AVX512Stream(dst []byte, a []byte, b []byte)
+
 // prodInt32AVX512 computes dst[i] = a[i] prod b[i] over all Int32 elements with AVX-512.
 func prodInt32AVX512(dst []byte, a []byte, b []byte)
+
+// prodInt32AVX512Stream computes dst[i] = a[i] prod b[i] over all Int32 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func prodInt32AVX512Stream(dst []byte, a []byte, b []byte)
 
 // maxInt32AVX512 computes dst[i] = a[i] max b[i] over all Int32 elements with AVX-512.
 func maxInt32AVX512(dst []byte, a []byte, b []byte)
 
+// maxInt32AVX512Stream computes dst[i] = a[i] max b[i] over all Int32 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func maxInt32AVX512Stream(dst []byte, a []byte, b []byte)
+
 // minInt32AVX512 computes dst[i] = a[i] min b[i] over all Int32 elements with AVX-512.
 func minInt32AVX512(dst []byte, a []byte, b []byte)
+
+// minInt32AVX512Stream computes dst[i] = a[i] min b[i] over all Int32 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func minInt32AVX512Stream(dst []byte, a []byte, b []byte)
 
 // maxUint32AVX512 computes dst[i] = a[i] max b[i] over all Uint32 elements with AVX-512.
 func maxUint32AVX512(dst []byte, a []byte, b []byte)
 
+// maxUint32AVX512Stream computes dst[i] = a[i] max b[i] over all Uint32 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func maxUint32AVX512Stream(dst []byte, a []byte, b []byte)
+
 // minUint32AVX512 computes dst[i] = a[i] min b[i] over all Uint32 elements with AVX-512.
 func minUint32AVX512(dst []byte, a []byte, b []byte)
+
+// minUint32AVX512Stream computes dst[i] = a[i] min b[i] over all Uint32 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func minUint32AVX512Stream(dst []byte, a []byte, b []byte)
 
 // sumInt64AVX512 computes dst[i] = a[i] sum b[i] over all Int64 elements with AVX-512.
 func sumInt64AVX512(dst []byte, a []byte, b []byte)
 
+// sumInt64AVX512Stream computes dst[i] = a[i] sum b[i] over all Int64 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func sumInt64AVX512Stream(dst []byte, a []byte, b []byte)
+
 // prodInt64AVX512 computes dst[i] = a[i] prod b[i] over all Int64 elements with AVX-512.
 func prodInt64AVX512(dst []byte, a []byte, b []byte)
+
+// prodInt64AVX512Stream computes dst[i] = a[i] prod b[i] over all Int64 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func prodInt64AVX512Stream(dst []byte, a []byte, b []byte)
 
 // maxInt64AVX512 computes dst[i] = a[i] max b[i] over all Int64 elements with AVX-512.
 func maxInt64AVX512(dst []byte, a []byte, b []byte)
 
+// maxInt64AVX512Stream computes dst[i] = a[i] max b[i] over all Int64 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func maxInt64AVX512Stream(dst []byte, a []byte, b []byte)
+
 // minInt64AVX512 computes dst[i] = a[i] min b[i] over all Int64 elements with AVX-512.
 func minInt64AVX512(dst []byte, a []byte, b []byte)
+
+// minInt64AVX512Stream computes dst[i] = a[i] min b[i] over all Int64 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func minInt64AVX512Stream(dst []byte, a []byte, b []byte)
 
 // maxUint64AVX512 computes dst[i] = a[i] max b[i] over all Uint64 elements with AVX-512.
 func maxUint64AVX512(dst []byte, a []byte, b []byte)
 
+// maxUint64AVX512Stream computes dst[i] = a[i] max b[i] over all Uint64 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func maxUint64AVX512Stream(dst []byte, a []byte, b []byte)
+
 // minUint64AVX512 computes dst[i] = a[i] min b[i] over all Uint64 elements with AVX-512.
 func minUint64AVX512(dst []byte, a []byte, b []byte)
+
+// minUint64AVX512Stream computes dst[i] = a[i] min b[i] over all Uint64 elements with AVX-512, storing whole vectors around the cache (dst aligned to 64 bytes).
+func minUint64AVX512Stream(dst []byte, a []byte, b []byte)
 
 // sumFloat16AVX512 computes dst[i] = a[i] sum b[i] over all Float16 elements with AVX-512.
 func sumFloat16AVX512(dst []byte, a []byte, b []byte)
@@ -139,11 +232,20 @@ func divideBFloat16AVX512(buf []byte, n float32)
 // sumInt8AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int8 elements with AVX2.
 func sumInt8AVX2(dst []byte, a []byte, b []byte)
 
+// sumInt8AVX2Stream computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int8 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func sumInt8AVX2Stream(dst []byte, a []byte, b []byte)
+
 // maxInt8AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int8 elements with AVX2.
 func maxInt8AVX2(dst []byte, a []byte, b []byte)
 
+// maxInt8AVX2Stream computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int8 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func maxInt8AVX2Stream(dst []byte, a []byte, b []byte)
+
 // minInt8AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int8 elements with AVX2.
 func minInt8AVX2(dst []byte, a []byte, b []byte)
+
+// minInt8AVX2Stream computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int8 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func minInt8AVX2Stream(dst []byte, a []byte, b []byte)
 
 // prodInt8AVX2 computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 15 bytes of Int8 elements with AVX2.
 func prodInt8AVX2(dst []byte, a []byte, b []byte)
@@ -151,86 +253,170 @@ func prodInt8AVX2(dst []byte, a []byte, b []byte)
 // maxUint8AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint8 elements with AVX2.
 func maxUint8AVX2(dst []byte, a []byte, b []byte)
 
+// maxUint8AVX2Stream computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint8 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func maxUint8AVX2Stream(dst []byte, a []byte, b []byte)
+
 // minUint8AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Uint8 elements with AVX2.
 func minUint8AVX2(dst []byte, a []byte, b []byte)
+
+// minUint8AVX2Stream computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Uint8 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func minUint8AVX2Stream(dst []byte, a []byte, b []byte)
 
 // sumInt16AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2.
 func sumInt16AVX2(dst []byte, a []byte, b []byte)
 
+// sumInt16AVX2Stream computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func sumInt16AVX2Stream(dst []byte, a []byte, b []byte)
+
 // prodInt16AVX2 computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2.
 func prodInt16AVX2(dst []byte, a []byte, b []byte)
+
+// prodInt16AVX2Stream computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func prodInt16AVX2Stream(dst []byte, a []byte, b []byte)
 
 // maxInt16AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2.
 func maxInt16AVX2(dst []byte, a []byte, b []byte)
 
+// maxInt16AVX2Stream computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func maxInt16AVX2Stream(dst []byte, a []byte, b []byte)
+
 // minInt16AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2.
 func minInt16AVX2(dst []byte, a []byte, b []byte)
+
+// minInt16AVX2Stream computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int16 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func minInt16AVX2Stream(dst []byte, a []byte, b []byte)
 
 // maxUint16AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint16 elements with AVX2.
 func maxUint16AVX2(dst []byte, a []byte, b []byte)
 
+// maxUint16AVX2Stream computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint16 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func maxUint16AVX2Stream(dst []byte, a []byte, b []byte)
+
 // minUint16AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Uint16 elements with AVX2.
 func minUint16AVX2(dst []byte, a []byte, b []byte)
+
+// minUint16AVX2Stream computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Uint16 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func minUint16AVX2Stream(dst []byte, a []byte, b []byte)
 
 // sumFloat32AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Float32 elements with AVX2.
 func sumFloat32AVX2(dst []byte, a []byte, b []byte)
 
+// sumFloat32AVX2Stream computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Float32 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func sumFloat32AVX2Stream(dst []byte, a []byte, b []byte)
+
 // prodFloat32AVX2 computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Float32 elements with AVX2.
 func prodFloat32AVX2(dst []byte, a []byte, b []byte)
+
+// prodFloat32AVX2Stream computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Float32 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func prodFloat32AVX2Stream(dst []byte, a []byte, b []byte)
 
 // maxFloat32AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Float32 elements with AVX2.
 func maxFloat32AVX2(dst []byte, a []byte, b []byte)
 
+// maxFloat32AVX2Stream computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Float32 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func maxFloat32AVX2Stream(dst []byte, a []byte, b []byte)
+
 // minFloat32AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Float32 elements with AVX2.
 func minFloat32AVX2(dst []byte, a []byte, b []byte)
+
+// minFloat32AVX2Stream computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Float32 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func minFloat32AVX2Stream(dst []byte, a []byte, b []byte)
 
 // sumFloat64AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Float64 elements with AVX2.
 func sumFloat64AVX2(dst []byte, a []byte, b []byte)
 
+// sumFloat64AVX2Stream computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Float64 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func sumFloat64AVX2Stream(dst []byte, a []byte, b []byte)
+
 // prodFloat64AVX2 computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Float64 elements with AVX2.
 func prodFloat64AVX2(dst []byte, a []byte, b []byte)
+
+// prodFloat64AVX2Stream computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Float64 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func prodFloat64AVX2Stream(dst []byte, a []byte, b []byte)
 
 // maxFloat64AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Float64 elements with AVX2.
 func maxFloat64AVX2(dst []byte, a []byte, b []byte)
 
+// maxFloat64AVX2Stream computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Float64 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func maxFloat64AVX2Stream(dst []byte, a []byte, b []byte)
+
 // minFloat64AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Float64 elements with AVX2.
 func minFloat64AVX2(dst []byte, a []byte, b []byte)
+
+// minFloat64AVX2Stream computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Float64 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func minFloat64AVX2Stream(dst []byte, a []byte, b []byte)
 
 // sumInt32AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int32 elements with AVX2.
 func sumInt32AVX2(dst []byte, a []byte, b []byte)
 
+// sumInt32AVX2Stream computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int32 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func sumInt32AVX2Stream(dst []byte, a []byte, b []byte)
+
 // prodInt32AVX2 computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Int32 elements with AVX2.
 func prodInt32AVX2(dst []byte, a []byte, b []byte)
+
+// prodInt32AVX2Stream computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Int32 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func prodInt32AVX2Stream(dst []byte, a []byte, b []byte)
 
 // maxInt32AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int32 elements with AVX2.
 func maxInt32AVX2(dst []byte, a []byte, b []byte)
 
+// maxInt32AVX2Stream computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int32 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func maxInt32AVX2Stream(dst []byte, a []byte, b []byte)
+
 // minInt32AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int32 elements with AVX2.
 func minInt32AVX2(dst []byte, a []byte, b []byte)
+
+// minInt32AVX2Stream computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int32 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func minInt32AVX2Stream(dst []byte, a []byte, b []byte)
 
 // maxUint32AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint32 elements with AVX2.
 func maxUint32AVX2(dst []byte, a []byte, b []byte)
 
+// maxUint32AVX2Stream computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint32 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func maxUint32AVX2Stream(dst []byte, a []byte, b []byte)
+
 // minUint32AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Uint32 elements with AVX2.
 func minUint32AVX2(dst []byte, a []byte, b []byte)
+
+// minUint32AVX2Stream computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Uint32 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func minUint32AVX2Stream(dst []byte, a []byte, b []byte)
 
 // sumInt64AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2.
 func sumInt64AVX2(dst []byte, a []byte, b []byte)
 
+// sumInt64AVX2Stream computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func sumInt64AVX2Stream(dst []byte, a []byte, b []byte)
+
 // prodInt64AVX2 computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2.
 func prodInt64AVX2(dst []byte, a []byte, b []byte)
+
+// prodInt64AVX2Stream computes dst[i] = a[i] prod b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func prodInt64AVX2Stream(dst []byte, a []byte, b []byte)
 
 // maxInt64AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2.
 func maxInt64AVX2(dst []byte, a []byte, b []byte)
 
+// maxInt64AVX2Stream computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func maxInt64AVX2Stream(dst []byte, a []byte, b []byte)
+
 // minInt64AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2.
 func minInt64AVX2(dst []byte, a []byte, b []byte)
+
+// minInt64AVX2Stream computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Int64 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func minInt64AVX2Stream(dst []byte, a []byte, b []byte)
 
 // maxUint64AVX2 computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint64 elements with AVX2.
 func maxUint64AVX2(dst []byte, a []byte, b []byte)
 
+// maxUint64AVX2Stream computes dst[i] = a[i] max b[i] over the first len(dst) &^ 31 bytes of Uint64 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func maxUint64AVX2Stream(dst []byte, a []byte, b []byte)
+
 // minUint64AVX2 computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Uint64 elements with AVX2.
 func minUint64AVX2(dst []byte, a []byte, b []byte)
+
+// minUint64AVX2Stream computes dst[i] = a[i] min b[i] over the first len(dst) &^ 31 bytes of Uint64 elements with AVX2, storing whole vectors around the cache (dst aligned to 32 bytes).
+func minUint64AVX2Stream(dst []byte, a []byte, b []byte)
 
 // sumFloat16AVX2 computes dst[i] = a[i] sum b[i] over the first len(dst) &^ 15 bytes of Float16 elements with AVX2.
 func sumFloat16AVX2(dst []byte, a []byte, b []byte)

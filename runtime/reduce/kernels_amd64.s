@@ -66,6 +66,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func sumInt8AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·sumInt8AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPADDB    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPADDB    Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPADDB    Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPADDB    Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPADDB    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ      BX, BX
+	JZ         done
+	SHRQ       $0x00, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z0
+	VMOVDQU8.Z (DX), K1, Z1
+	VPADDB     Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func maxInt8AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512BW, AVX512F, BMI2
 TEXT ·maxInt8AVX512(SB), NOSPLIT, $0-72
@@ -128,6 +191,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func maxInt8AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·maxInt8AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXSB   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMAXSB   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMAXSB   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMAXSB   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXSB   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ      BX, BX
+	JZ         done
+	SHRQ       $0x00, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z0
+	VMOVDQU8.Z (DX), K1, Z1
+	VPMAXSB    Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minInt8AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512BW, AVX512F, BMI2
 TEXT ·minInt8AVX512(SB), NOSPLIT, $0-72
@@ -187,6 +313,69 @@ tail:
 	VMOVDQU8   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func minInt8AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·minInt8AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINSB   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMINSB   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMINSB   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMINSB   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINSB   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ      BX, BX
+	JZ         done
+	SHRQ       $0x00, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z0
+	VMOVDQU8.Z (DX), K1, Z1
+	VPMINSB    Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -314,6 +503,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func maxUint8AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·maxUint8AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXUB   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMAXUB   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMAXUB   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMAXUB   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXUB   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ      BX, BX
+	JZ         done
+	SHRQ       $0x00, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z0
+	VMOVDQU8.Z (DX), K1, Z1
+	VPMAXUB    Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minUint8AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512BW, AVX512F, BMI2
 TEXT ·minUint8AVX512(SB), NOSPLIT, $0-72
@@ -373,6 +625,69 @@ tail:
 	VMOVDQU8   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func minUint8AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·minUint8AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINUB   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMINUB   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMINUB   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMINUB   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINUB   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ      BX, BX
+	JZ         done
+	SHRQ       $0x00, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z0
+	VMOVDQU8.Z (DX), K1, Z1
+	VPMINUB    Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -438,6 +753,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func sumInt16AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·sumInt16AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPADDW    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPADDW    Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPADDW    Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPADDW    Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPADDW    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPADDW      Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func prodInt16AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512BW, AVX512F, BMI2
 TEXT ·prodInt16AVX512(SB), NOSPLIT, $0-72
@@ -497,6 +875,69 @@ tail:
 	VMOVDQU16   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func prodInt16AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·prodInt16AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMULLW   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMULLW   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMULLW   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMULLW   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMULLW   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPMULLW     Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -562,6 +1003,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func maxInt16AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·maxInt16AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXSW   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMAXSW   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMAXSW   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMAXSW   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXSW   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPMAXSW     Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minInt16AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512BW, AVX512F, BMI2
 TEXT ·minInt16AVX512(SB), NOSPLIT, $0-72
@@ -621,6 +1125,69 @@ tail:
 	VMOVDQU16   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func minInt16AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·minInt16AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINSW   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMINSW   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMINSW   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMINSW   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINSW   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPMINSW     Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -686,6 +1253,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func maxUint16AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·maxUint16AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXUW   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMAXUW   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMAXUW   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMAXUW   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXUW   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPMAXUW     Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minUint16AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512BW, AVX512F, BMI2
 TEXT ·minUint16AVX512(SB), NOSPLIT, $0-72
@@ -745,6 +1375,69 @@ tail:
 	VMOVDQU16   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func minUint16AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512BW, AVX512F, BMI2, MMX+
+TEXT ·minUint16AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINUW   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMINUW   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMINUW   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMINUW   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINUW   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x01, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVD       BX, K1
+	VMOVDQU16.Z (CX), K1, Z0
+	VMOVDQU16.Z (DX), K1, Z1
+	VPMINUW     Z1, Z0, Z0
+	VMOVDQU16   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -810,6 +1503,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func sumFloat32AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·sumFloat32AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VADDPS    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VADDPS    Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VADDPS    Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VADDPS    Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x02, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU32.Z (CX), K1, Z0
+	VMOVDQU32.Z (DX), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VMOVDQU32   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func prodFloat32AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·prodFloat32AVX512(SB), NOSPLIT, $0-72
@@ -869,6 +1625,69 @@ tail:
 	VMOVDQU32   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func prodFloat32AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·prodFloat32AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VMULPS    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VMULPS    Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VMULPS    Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VMULPS    Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x02, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU32.Z (CX), K1, Z0
+	VMOVDQU32.Z (DX), K1, Z1
+	VMULPS      Z1, Z0, Z0
+	VMOVDQU32   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -958,6 +1777,93 @@ done:
 	VZEROUPPER
 	RET
 
+// func maxFloat32AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·maxFloat32AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VMAXPS    Z1, Z0, Z8
+	VCMPPS    $0x00, Z1, Z0, K1
+	VPANDD    Z1, Z0, K1, Z8
+	VCMPPS    $0x03, Z0, Z0, K1
+	VMOVAPS   Z0, K1, Z8
+	VMOVNTDQ  Z8, (AX)
+	VMAXPS    Z3, Z2, Z0
+	VCMPPS    $0x00, Z3, Z2, K1
+	VPANDD    Z3, Z2, K1, Z0
+	VCMPPS    $0x03, Z2, Z2, K1
+	VMOVAPS   Z2, K1, Z0
+	VMOVNTDQ  Z0, 64(AX)
+	VMAXPS    Z5, Z4, Z0
+	VCMPPS    $0x00, Z5, Z4, K1
+	VPANDD    Z5, Z4, K1, Z0
+	VCMPPS    $0x03, Z4, Z4, K1
+	VMOVAPS   Z4, K1, Z0
+	VMOVNTDQ  Z0, 128(AX)
+	VMAXPS    Z7, Z6, Z0
+	VCMPPS    $0x00, Z7, Z6, K1
+	VPANDD    Z7, Z6, K1, Z0
+	VCMPPS    $0x03, Z6, Z6, K1
+	VMOVAPS   Z6, K1, Z0
+	VMOVNTDQ  Z0, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMAXPS    Z1, Z0, Z2
+	VCMPPS    $0x00, Z1, Z0, K1
+	VPANDD    Z1, Z0, K1, Z2
+	VCMPPS    $0x03, Z0, Z0, K1
+	VMOVAPS   Z0, K1, Z2
+	VMOVNTDQ  Z2, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x02, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU32.Z (CX), K1, Z0
+	VMOVDQU32.Z (DX), K1, Z1
+	VMAXPS      Z1, Z0, Z2
+	VCMPPS      $0x00, Z1, Z0, K2
+	VPANDD      Z1, Z0, K2, Z2
+	VCMPPS      $0x03, Z0, Z0, K2
+	VMOVAPS     Z0, K2, Z2
+	VMOVDQU32   Z2, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minFloat32AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·minFloat32AVX512(SB), NOSPLIT, $0-72
@@ -1044,6 +1950,93 @@ done:
 	VZEROUPPER
 	RET
 
+// func minFloat32AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·minFloat32AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VMINPS    Z1, Z0, Z8
+	VCMPPS    $0x00, Z1, Z0, K1
+	VPORD     Z1, Z0, K1, Z8
+	VCMPPS    $0x03, Z0, Z0, K1
+	VMOVAPS   Z0, K1, Z8
+	VMOVNTDQ  Z8, (AX)
+	VMINPS    Z3, Z2, Z0
+	VCMPPS    $0x00, Z3, Z2, K1
+	VPORD     Z3, Z2, K1, Z0
+	VCMPPS    $0x03, Z2, Z2, K1
+	VMOVAPS   Z2, K1, Z0
+	VMOVNTDQ  Z0, 64(AX)
+	VMINPS    Z5, Z4, Z0
+	VCMPPS    $0x00, Z5, Z4, K1
+	VPORD     Z5, Z4, K1, Z0
+	VCMPPS    $0x03, Z4, Z4, K1
+	VMOVAPS   Z4, K1, Z0
+	VMOVNTDQ  Z0, 128(AX)
+	VMINPS    Z7, Z6, Z0
+	VCMPPS    $0x00, Z7, Z6, K1
+	VPORD     Z7, Z6, K1, Z0
+	VCMPPS    $0x03, Z6, Z6, K1
+	VMOVAPS   Z6, K1, Z0
+	VMOVNTDQ  Z0, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMINPS    Z1, Z0, Z2
+	VCMPPS    $0x00, Z1, Z0, K1
+	VPORD     Z1, Z0, K1, Z2
+	VCMPPS    $0x03, Z0, Z0, K1
+	VMOVAPS   Z0, K1, Z2
+	VMOVNTDQ  Z2, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x02, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU32.Z (CX), K1, Z0
+	VMOVDQU32.Z (DX), K1, Z1
+	VMINPS      Z1, Z0, Z2
+	VCMPPS      $0x00, Z1, Z0, K2
+	VPORD       Z1, Z0, K2, Z2
+	VCMPPS      $0x03, Z0, Z0, K2
+	VMOVAPS     Z0, K2, Z2
+	VMOVDQU32   Z2, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func sumFloat64AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·sumFloat64AVX512(SB), NOSPLIT, $0-72
@@ -1106,6 +2099,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func sumFloat64AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·sumFloat64AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VADDPD    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VADDPD    Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VADDPD    Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VADDPD    Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x03, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU64.Z (CX), K1, Z0
+	VMOVDQU64.Z (DX), K1, Z1
+	VADDPD      Z1, Z0, Z0
+	VMOVDQU64   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func prodFloat64AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·prodFloat64AVX512(SB), NOSPLIT, $0-72
@@ -1165,6 +2221,69 @@ tail:
 	VMOVDQU64   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func prodFloat64AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·prodFloat64AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VMULPD    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VMULPD    Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VMULPD    Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VMULPD    Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x03, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU64.Z (CX), K1, Z0
+	VMOVDQU64.Z (DX), K1, Z1
+	VMULPD      Z1, Z0, Z0
+	VMOVDQU64   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -1254,6 +2373,93 @@ done:
 	VZEROUPPER
 	RET
 
+// func maxFloat64AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·maxFloat64AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VMAXPD    Z1, Z0, Z8
+	VCMPPD    $0x00, Z1, Z0, K1
+	VPANDQ    Z1, Z0, K1, Z8
+	VCMPPD    $0x03, Z0, Z0, K1
+	VMOVAPD   Z0, K1, Z8
+	VMOVNTDQ  Z8, (AX)
+	VMAXPD    Z3, Z2, Z0
+	VCMPPD    $0x00, Z3, Z2, K1
+	VPANDQ    Z3, Z2, K1, Z0
+	VCMPPD    $0x03, Z2, Z2, K1
+	VMOVAPD   Z2, K1, Z0
+	VMOVNTDQ  Z0, 64(AX)
+	VMAXPD    Z5, Z4, Z0
+	VCMPPD    $0x00, Z5, Z4, K1
+	VPANDQ    Z5, Z4, K1, Z0
+	VCMPPD    $0x03, Z4, Z4, K1
+	VMOVAPD   Z4, K1, Z0
+	VMOVNTDQ  Z0, 128(AX)
+	VMAXPD    Z7, Z6, Z0
+	VCMPPD    $0x00, Z7, Z6, K1
+	VPANDQ    Z7, Z6, K1, Z0
+	VCMPPD    $0x03, Z6, Z6, K1
+	VMOVAPD   Z6, K1, Z0
+	VMOVNTDQ  Z0, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMAXPD    Z1, Z0, Z2
+	VCMPPD    $0x00, Z1, Z0, K1
+	VPANDQ    Z1, Z0, K1, Z2
+	VCMPPD    $0x03, Z0, Z0, K1
+	VMOVAPD   Z0, K1, Z2
+	VMOVNTDQ  Z2, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x03, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU64.Z (CX), K1, Z0
+	VMOVDQU64.Z (DX), K1, Z1
+	VMAXPD      Z1, Z0, Z2
+	VCMPPD      $0x00, Z1, Z0, K2
+	VPANDQ      Z1, Z0, K2, Z2
+	VCMPPD      $0x03, Z0, Z0, K2
+	VMOVAPD     Z0, K2, Z2
+	VMOVDQU64   Z2, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minFloat64AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·minFloat64AVX512(SB), NOSPLIT, $0-72
@@ -1340,6 +2546,93 @@ done:
 	VZEROUPPER
 	RET
 
+// func minFloat64AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·minFloat64AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VMINPD    Z1, Z0, Z8
+	VCMPPD    $0x00, Z1, Z0, K1
+	VPORQ     Z1, Z0, K1, Z8
+	VCMPPD    $0x03, Z0, Z0, K1
+	VMOVAPD   Z0, K1, Z8
+	VMOVNTDQ  Z8, (AX)
+	VMINPD    Z3, Z2, Z0
+	VCMPPD    $0x00, Z3, Z2, K1
+	VPORQ     Z3, Z2, K1, Z0
+	VCMPPD    $0x03, Z2, Z2, K1
+	VMOVAPD   Z2, K1, Z0
+	VMOVNTDQ  Z0, 64(AX)
+	VMINPD    Z5, Z4, Z0
+	VCMPPD    $0x00, Z5, Z4, K1
+	VPORQ     Z5, Z4, K1, Z0
+	VCMPPD    $0x03, Z4, Z4, K1
+	VMOVAPD   Z4, K1, Z0
+	VMOVNTDQ  Z0, 128(AX)
+	VMINPD    Z7, Z6, Z0
+	VCMPPD    $0x00, Z7, Z6, K1
+	VPORQ     Z7, Z6, K1, Z0
+	VCMPPD    $0x03, Z6, Z6, K1
+	VMOVAPD   Z6, K1, Z0
+	VMOVNTDQ  Z0, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMINPD    Z1, Z0, Z2
+	VCMPPD    $0x00, Z1, Z0, K1
+	VPORQ     Z1, Z0, K1, Z2
+	VCMPPD    $0x03, Z0, Z0, K1
+	VMOVAPD   Z0, K1, Z2
+	VMOVNTDQ  Z2, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x03, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU64.Z (CX), K1, Z0
+	VMOVDQU64.Z (DX), K1, Z1
+	VMINPD      Z1, Z0, Z2
+	VCMPPD      $0x00, Z1, Z0, K2
+	VPORQ       Z1, Z0, K2, Z2
+	VCMPPD      $0x03, Z0, Z0, K2
+	VMOVAPD     Z0, K2, Z2
+	VMOVDQU64   Z2, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func sumInt32AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·sumInt32AVX512(SB), NOSPLIT, $0-72
@@ -1399,6 +2692,69 @@ tail:
 	VMOVDQU32   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func sumInt32AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·sumInt32AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPADDD    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPADDD    Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPADDD    Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPADDD    Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPADDD    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x02, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU32.Z (CX), K1, Z0
+	VMOVDQU32.Z (DX), K1, Z1
+	VPADDD      Z1, Z0, Z0
+	VMOVDQU32   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -1464,6 +2820,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func prodInt32AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·prodInt32AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMULLD   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMULLD   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMULLD   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMULLD   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMULLD   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x02, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU32.Z (CX), K1, Z0
+	VMOVDQU32.Z (DX), K1, Z1
+	VPMULLD     Z1, Z0, Z0
+	VMOVDQU32   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func maxInt32AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·maxInt32AVX512(SB), NOSPLIT, $0-72
@@ -1523,6 +2942,69 @@ tail:
 	VMOVDQU32   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func maxInt32AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·maxInt32AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXSD   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMAXSD   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMAXSD   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMAXSD   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXSD   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x02, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU32.Z (CX), K1, Z0
+	VMOVDQU32.Z (DX), K1, Z1
+	VPMAXSD     Z1, Z0, Z0
+	VMOVDQU32   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -1588,6 +3070,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func minInt32AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·minInt32AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINSD   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMINSD   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMINSD   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMINSD   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINSD   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x02, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU32.Z (CX), K1, Z0
+	VMOVDQU32.Z (DX), K1, Z1
+	VPMINSD     Z1, Z0, Z0
+	VMOVDQU32   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func maxUint32AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·maxUint32AVX512(SB), NOSPLIT, $0-72
@@ -1647,6 +3192,69 @@ tail:
 	VMOVDQU32   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func maxUint32AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·maxUint32AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXUD   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMAXUD   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMAXUD   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMAXUD   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXUD   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x02, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU32.Z (CX), K1, Z0
+	VMOVDQU32.Z (DX), K1, Z1
+	VPMAXUD     Z1, Z0, Z0
+	VMOVDQU32   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -1712,6 +3320,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func minUint32AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·minUint32AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINUD   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMINUD   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMINUD   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMINUD   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINUD   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x02, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU32.Z (CX), K1, Z0
+	VMOVDQU32.Z (DX), K1, Z1
+	VPMINUD     Z1, Z0, Z0
+	VMOVDQU32   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func sumInt64AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·sumInt64AVX512(SB), NOSPLIT, $0-72
@@ -1771,6 +3442,69 @@ tail:
 	VMOVDQU64   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func sumInt64AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·sumInt64AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPADDQ    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPADDQ    Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPADDQ    Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPADDQ    Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPADDQ    Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x03, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU64.Z (CX), K1, Z0
+	VMOVDQU64.Z (DX), K1, Z1
+	VPADDQ      Z1, Z0, Z0
+	VMOVDQU64   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -1836,6 +3570,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func prodInt64AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, MMX+
+TEXT ·prodInt64AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMULLQ   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMULLQ   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMULLQ   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMULLQ   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMULLQ   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x03, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU64.Z (CX), K1, Z0
+	VMOVDQU64.Z (DX), K1, Z1
+	VPMULLQ     Z1, Z0, Z0
+	VMOVDQU64   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func maxInt64AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·maxInt64AVX512(SB), NOSPLIT, $0-72
@@ -1895,6 +3692,69 @@ tail:
 	VMOVDQU64   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func maxInt64AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·maxInt64AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXSQ   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMAXSQ   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMAXSQ   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMAXSQ   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXSQ   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x03, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU64.Z (CX), K1, Z0
+	VMOVDQU64.Z (DX), K1, Z1
+	VPMAXSQ     Z1, Z0, Z0
+	VMOVDQU64   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -1960,6 +3820,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func minInt64AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·minInt64AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINSQ   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMINSQ   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMINSQ   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMINSQ   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINSQ   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x03, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU64.Z (CX), K1, Z0
+	VMOVDQU64.Z (DX), K1, Z1
+	VPMINSQ     Z1, Z0, Z0
+	VMOVDQU64   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func maxUint64AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·maxUint64AVX512(SB), NOSPLIT, $0-72
@@ -2022,6 +3945,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func maxUint64AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·maxUint64AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMAXUQ   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMAXUQ   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMAXUQ   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMAXUQ   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMAXUQ   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x03, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU64.Z (CX), K1, Z0
+	VMOVDQU64.Z (DX), K1, Z1
+	VPMAXUQ     Z1, Z0, Z0
+	VMOVDQU64   Z0, K1, (AX)
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minUint64AVX512(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·minUint64AVX512(SB), NOSPLIT, $0-72
@@ -2081,6 +4067,69 @@ tail:
 	VMOVDQU64   Z0, K1, (AX)
 
 done:
+	VZEROUPPER
+	RET
+
+// func minUint64AVX512Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·minUint64AVX512Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000100
+	JB        single
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VMOVDQU64 64(CX), Z2
+	VMOVDQU64 64(DX), Z3
+	VMOVDQU64 128(CX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(CX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINUQ   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	VPMINUQ   Z3, Z2, Z2
+	VMOVNTDQ  Z2, 64(AX)
+	VPMINUQ   Z5, Z4, Z4
+	VMOVNTDQ  Z4, 128(AX)
+	VPMINUQ   Z7, Z6, Z6
+	VMOVNTDQ  Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, DX
+	SUBQ      $0x00000100, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000040
+	JB        tail
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 (DX), Z1
+	VPMINUQ   Z1, Z0, Z0
+	VMOVNTDQ  Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000040, BX
+	JMP       single
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	SHRQ        $0x03, BX
+	MOVQ        $-1, SI
+	BZHIQ       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVDQU64.Z (CX), K1, Z0
+	VMOVDQU64.Z (DX), K1, Z1
+	VPMINUQ     Z1, Z0, Z0
+	VMOVDQU64   Z0, K1, (AX)
+
+done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -3258,6 +5307,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func sumInt8AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·sumInt8AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPADDB   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPADDB   Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPADDB   Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPADDB   Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPADDB   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func maxInt8AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·maxInt8AVX2(SB), NOSPLIT, $0-72
@@ -3308,6 +5408,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func maxInt8AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·maxInt8AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMAXSB  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMAXSB  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMAXSB  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMAXSB  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMAXSB  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minInt8AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·minInt8AVX2(SB), NOSPLIT, $0-72
@@ -3355,6 +5506,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func minInt8AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·minInt8AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMINSB  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMINSB  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMINSB  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMINSB  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMINSB  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -3476,6 +5678,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func maxUint8AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·maxUint8AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMAXUB  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMAXUB  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMAXUB  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMAXUB  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMAXUB  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minUint8AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·minUint8AVX2(SB), NOSPLIT, $0-72
@@ -3523,6 +5776,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func minUint8AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·minUint8AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMINUB  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMINUB  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMINUB  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMINUB  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMINUB  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -3576,6 +5880,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func sumInt16AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·sumInt16AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPADDW   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPADDW   Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPADDW   Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPADDW   Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPADDW   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func prodInt16AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·prodInt16AVX2(SB), NOSPLIT, $0-72
@@ -3623,6 +5978,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func prodInt16AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·prodInt16AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMULLW  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMULLW  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMULLW  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMULLW  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMULLW  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -3676,6 +6082,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func maxInt16AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·maxInt16AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMAXSW  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMAXSW  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMAXSW  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMAXSW  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMAXSW  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minInt16AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·minInt16AVX2(SB), NOSPLIT, $0-72
@@ -3723,6 +6180,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func minInt16AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·minInt16AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMINSW  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMINSW  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMINSW  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMINSW  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMINSW  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -3776,6 +6284,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func maxUint16AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·maxUint16AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMAXUW  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMAXUW  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMAXUW  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMAXUW  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMAXUW  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minUint16AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·minUint16AVX2(SB), NOSPLIT, $0-72
@@ -3823,6 +6382,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func minUint16AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·minUint16AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMINUW  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMINUW  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMINUW  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMINUW  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMINUW  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -3876,6 +6486,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func sumFloat32AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, MMX+
+TEXT ·sumFloat32AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VADDPS   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VADDPS   Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VADDPS   Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VADDPS   Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VADDPS   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func prodFloat32AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX
 TEXT ·prodFloat32AVX2(SB), NOSPLIT, $0-72
@@ -3923,6 +6584,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func prodFloat32AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, MMX+
+TEXT ·prodFloat32AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VMULPS   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VMULPS   Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VMULPS   Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VMULPS   Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMULPS   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -4001,6 +6713,82 @@ tail:
 	VZEROUPPER
 	RET
 
+// func maxFloat32AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·maxFloat32AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000080
+	JB        single
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VMOVDQU   32(CX), Y2
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   64(CX), Y4
+	VMOVDQU   64(DX), Y5
+	VMOVDQU   96(CX), Y6
+	VMOVDQU   96(DX), Y7
+	VMAXPS    Y1, Y0, Y8
+	VCMPPS    $0x00, Y1, Y0, Y9
+	VPAND     Y1, Y0, Y1
+	VBLENDVPS Y9, Y1, Y8, Y8
+	VCMPPS    $0x03, Y0, Y0, Y1
+	VBLENDVPS Y1, Y0, Y8, Y8
+	VMOVNTDQ  Y8, (AX)
+	VMAXPS    Y3, Y2, Y0
+	VCMPPS    $0x00, Y3, Y2, Y1
+	VPAND     Y3, Y2, Y3
+	VBLENDVPS Y1, Y3, Y0, Y0
+	VCMPPS    $0x03, Y2, Y2, Y1
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VMOVNTDQ  Y0, 32(AX)
+	VMAXPS    Y5, Y4, Y0
+	VCMPPS    $0x00, Y5, Y4, Y1
+	VPAND     Y5, Y4, Y2
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VCMPPS    $0x03, Y4, Y4, Y1
+	VBLENDVPS Y1, Y4, Y0, Y0
+	VMOVNTDQ  Y0, 64(AX)
+	VMAXPS    Y7, Y6, Y0
+	VCMPPS    $0x00, Y7, Y6, Y1
+	VPAND     Y7, Y6, Y2
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VCMPPS    $0x03, Y6, Y6, Y1
+	VBLENDVPS Y1, Y6, Y0, Y0
+	VMOVNTDQ  Y0, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000080, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000020
+	JB        tail
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VMAXPS    Y1, Y0, Y2
+	VCMPPS    $0x00, Y1, Y0, Y3
+	VPAND     Y1, Y0, Y1
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y1
+	VBLENDVPS Y1, Y0, Y2, Y2
+	VMOVNTDQ  Y2, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000020, BX
+	JMP       single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minFloat32AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·minFloat32AVX2(SB), NOSPLIT, $0-72
@@ -4076,6 +6864,82 @@ tail:
 	VZEROUPPER
 	RET
 
+// func minFloat32AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·minFloat32AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000080
+	JB        single
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VMOVDQU   32(CX), Y2
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   64(CX), Y4
+	VMOVDQU   64(DX), Y5
+	VMOVDQU   96(CX), Y6
+	VMOVDQU   96(DX), Y7
+	VMINPS    Y1, Y0, Y8
+	VCMPPS    $0x00, Y1, Y0, Y9
+	VPOR      Y1, Y0, Y1
+	VBLENDVPS Y9, Y1, Y8, Y8
+	VCMPPS    $0x03, Y0, Y0, Y1
+	VBLENDVPS Y1, Y0, Y8, Y8
+	VMOVNTDQ  Y8, (AX)
+	VMINPS    Y3, Y2, Y0
+	VCMPPS    $0x00, Y3, Y2, Y1
+	VPOR      Y3, Y2, Y3
+	VBLENDVPS Y1, Y3, Y0, Y0
+	VCMPPS    $0x03, Y2, Y2, Y1
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VMOVNTDQ  Y0, 32(AX)
+	VMINPS    Y5, Y4, Y0
+	VCMPPS    $0x00, Y5, Y4, Y1
+	VPOR      Y5, Y4, Y2
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VCMPPS    $0x03, Y4, Y4, Y1
+	VBLENDVPS Y1, Y4, Y0, Y0
+	VMOVNTDQ  Y0, 64(AX)
+	VMINPS    Y7, Y6, Y0
+	VCMPPS    $0x00, Y7, Y6, Y1
+	VPOR      Y7, Y6, Y2
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VCMPPS    $0x03, Y6, Y6, Y1
+	VBLENDVPS Y1, Y6, Y0, Y0
+	VMOVNTDQ  Y0, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000080, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000020
+	JB        tail
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VMINPS    Y1, Y0, Y2
+	VCMPPS    $0x00, Y1, Y0, Y3
+	VPOR      Y1, Y0, Y1
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y1
+	VBLENDVPS Y1, Y0, Y2, Y2
+	VMOVNTDQ  Y2, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000020, BX
+	JMP       single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func sumFloat64AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX
 TEXT ·sumFloat64AVX2(SB), NOSPLIT, $0-72
@@ -4126,6 +6990,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func sumFloat64AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, MMX+
+TEXT ·sumFloat64AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VADDPD   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VADDPD   Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VADDPD   Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VADDPD   Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VADDPD   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func prodFloat64AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX
 TEXT ·prodFloat64AVX2(SB), NOSPLIT, $0-72
@@ -4173,6 +7088,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func prodFloat64AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, MMX+
+TEXT ·prodFloat64AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VMULPD   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VMULPD   Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VMULPD   Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VMULPD   Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMULPD   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -4251,6 +7217,82 @@ tail:
 	VZEROUPPER
 	RET
 
+// func maxFloat64AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·maxFloat64AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000080
+	JB        single
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VMOVDQU   32(CX), Y2
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   64(CX), Y4
+	VMOVDQU   64(DX), Y5
+	VMOVDQU   96(CX), Y6
+	VMOVDQU   96(DX), Y7
+	VMAXPD    Y1, Y0, Y8
+	VCMPPD    $0x00, Y1, Y0, Y9
+	VPAND     Y1, Y0, Y1
+	VBLENDVPD Y9, Y1, Y8, Y8
+	VCMPPD    $0x03, Y0, Y0, Y1
+	VBLENDVPD Y1, Y0, Y8, Y8
+	VMOVNTDQ  Y8, (AX)
+	VMAXPD    Y3, Y2, Y0
+	VCMPPD    $0x00, Y3, Y2, Y1
+	VPAND     Y3, Y2, Y3
+	VBLENDVPD Y1, Y3, Y0, Y0
+	VCMPPD    $0x03, Y2, Y2, Y1
+	VBLENDVPD Y1, Y2, Y0, Y0
+	VMOVNTDQ  Y0, 32(AX)
+	VMAXPD    Y5, Y4, Y0
+	VCMPPD    $0x00, Y5, Y4, Y1
+	VPAND     Y5, Y4, Y2
+	VBLENDVPD Y1, Y2, Y0, Y0
+	VCMPPD    $0x03, Y4, Y4, Y1
+	VBLENDVPD Y1, Y4, Y0, Y0
+	VMOVNTDQ  Y0, 64(AX)
+	VMAXPD    Y7, Y6, Y0
+	VCMPPD    $0x00, Y7, Y6, Y1
+	VPAND     Y7, Y6, Y2
+	VBLENDVPD Y1, Y2, Y0, Y0
+	VCMPPD    $0x03, Y6, Y6, Y1
+	VBLENDVPD Y1, Y6, Y0, Y0
+	VMOVNTDQ  Y0, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000080, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000020
+	JB        tail
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VMAXPD    Y1, Y0, Y2
+	VCMPPD    $0x00, Y1, Y0, Y3
+	VPAND     Y1, Y0, Y1
+	VBLENDVPD Y3, Y1, Y2, Y2
+	VCMPPD    $0x03, Y0, Y0, Y1
+	VBLENDVPD Y1, Y0, Y2, Y2
+	VMOVNTDQ  Y2, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000020, BX
+	JMP       single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minFloat64AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·minFloat64AVX2(SB), NOSPLIT, $0-72
@@ -4326,6 +7368,82 @@ tail:
 	VZEROUPPER
 	RET
 
+// func minFloat64AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·minFloat64AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000080
+	JB        single
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VMOVDQU   32(CX), Y2
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   64(CX), Y4
+	VMOVDQU   64(DX), Y5
+	VMOVDQU   96(CX), Y6
+	VMOVDQU   96(DX), Y7
+	VMINPD    Y1, Y0, Y8
+	VCMPPD    $0x00, Y1, Y0, Y9
+	VPOR      Y1, Y0, Y1
+	VBLENDVPD Y9, Y1, Y8, Y8
+	VCMPPD    $0x03, Y0, Y0, Y1
+	VBLENDVPD Y1, Y0, Y8, Y8
+	VMOVNTDQ  Y8, (AX)
+	VMINPD    Y3, Y2, Y0
+	VCMPPD    $0x00, Y3, Y2, Y1
+	VPOR      Y3, Y2, Y3
+	VBLENDVPD Y1, Y3, Y0, Y0
+	VCMPPD    $0x03, Y2, Y2, Y1
+	VBLENDVPD Y1, Y2, Y0, Y0
+	VMOVNTDQ  Y0, 32(AX)
+	VMINPD    Y5, Y4, Y0
+	VCMPPD    $0x00, Y5, Y4, Y1
+	VPOR      Y5, Y4, Y2
+	VBLENDVPD Y1, Y2, Y0, Y0
+	VCMPPD    $0x03, Y4, Y4, Y1
+	VBLENDVPD Y1, Y4, Y0, Y0
+	VMOVNTDQ  Y0, 64(AX)
+	VMINPD    Y7, Y6, Y0
+	VCMPPD    $0x00, Y7, Y6, Y1
+	VPOR      Y7, Y6, Y2
+	VBLENDVPD Y1, Y2, Y0, Y0
+	VCMPPD    $0x03, Y6, Y6, Y1
+	VBLENDVPD Y1, Y6, Y0, Y0
+	VMOVNTDQ  Y0, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000080, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000020
+	JB        tail
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VMINPD    Y1, Y0, Y2
+	VCMPPD    $0x00, Y1, Y0, Y3
+	VPOR      Y1, Y0, Y1
+	VBLENDVPD Y3, Y1, Y2, Y2
+	VCMPPD    $0x03, Y0, Y0, Y1
+	VBLENDVPD Y1, Y0, Y2, Y2
+	VMOVNTDQ  Y2, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000020, BX
+	JMP       single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func sumInt32AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·sumInt32AVX2(SB), NOSPLIT, $0-72
@@ -4373,6 +7491,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func sumInt32AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·sumInt32AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPADDD   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPADDD   Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPADDD   Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPADDD   Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPADDD   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -4426,6 +7595,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func prodInt32AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·prodInt32AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMULLD  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMULLD  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMULLD  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMULLD  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMULLD  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func maxInt32AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·maxInt32AVX2(SB), NOSPLIT, $0-72
@@ -4473,6 +7693,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func maxInt32AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·maxInt32AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMAXSD  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMAXSD  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMAXSD  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMAXSD  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMAXSD  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -4526,6 +7797,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func minInt32AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·minInt32AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMINSD  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMINSD  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMINSD  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMINSD  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMINSD  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func maxUint32AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·maxUint32AVX2(SB), NOSPLIT, $0-72
@@ -4573,6 +7895,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func maxUint32AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·maxUint32AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMAXUD  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMAXUD  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMAXUD  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMAXUD  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMAXUD  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -4626,6 +7999,57 @@ tail:
 	VZEROUPPER
 	RET
 
+// func minUint32AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·minUint32AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMINUD  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPMINUD  Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPMINUD  Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPMINUD  Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMINUD  Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func sumInt64AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·sumInt64AVX2(SB), NOSPLIT, $0-72
@@ -4673,6 +8097,57 @@ single:
 	JMP     single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func sumInt64AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·sumInt64AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPADDQ   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	VPADDQ   Y3, Y2, Y2
+	VMOVNTDQ Y2, 32(AX)
+	VPADDQ   Y5, Y4, Y4
+	VMOVNTDQ Y4, 64(AX)
+	VPADDQ   Y7, Y6, Y6
+	VMOVNTDQ Y6, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPADDQ   Y1, Y0, Y0
+	VMOVNTDQ Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -4761,6 +8236,92 @@ tail:
 	VZEROUPPER
 	RET
 
+// func prodInt64AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·prodInt64AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ     BX, $0x00000080
+	JB       single
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VMOVDQU  32(CX), Y2
+	VMOVDQU  32(DX), Y3
+	VMOVDQU  64(CX), Y4
+	VMOVDQU  64(DX), Y5
+	VMOVDQU  96(CX), Y6
+	VMOVDQU  96(DX), Y7
+	VPMULUDQ Y1, Y0, Y8
+	VPSRLQ   $0x20, Y0, Y9
+	VPSRLQ   $0x20, Y1, Y10
+	VPMULUDQ Y10, Y0, Y10
+	VPMULUDQ Y1, Y9, Y9
+	VPADDQ   Y9, Y10, Y10
+	VPSLLQ   $0x20, Y10, Y10
+	VPADDQ   Y10, Y8, Y8
+	VMOVNTDQ Y8, (AX)
+	VPMULUDQ Y3, Y2, Y0
+	VPSRLQ   $0x20, Y2, Y1
+	VPSRLQ   $0x20, Y3, Y8
+	VPMULUDQ Y8, Y2, Y8
+	VPMULUDQ Y3, Y1, Y1
+	VPADDQ   Y1, Y8, Y8
+	VPSLLQ   $0x20, Y8, Y8
+	VPADDQ   Y8, Y0, Y0
+	VMOVNTDQ Y0, 32(AX)
+	VPMULUDQ Y5, Y4, Y0
+	VPSRLQ   $0x20, Y4, Y1
+	VPSRLQ   $0x20, Y5, Y2
+	VPMULUDQ Y2, Y4, Y2
+	VPMULUDQ Y5, Y1, Y1
+	VPADDQ   Y1, Y2, Y2
+	VPSLLQ   $0x20, Y2, Y2
+	VPADDQ   Y2, Y0, Y0
+	VMOVNTDQ Y0, 64(AX)
+	VPMULUDQ Y7, Y6, Y0
+	VPSRLQ   $0x20, Y6, Y1
+	VPSRLQ   $0x20, Y7, Y2
+	VPMULUDQ Y2, Y6, Y2
+	VPMULUDQ Y7, Y1, Y1
+	VPADDQ   Y1, Y2, Y2
+	VPSLLQ   $0x20, Y2, Y2
+	VPADDQ   Y2, Y0, Y0
+	VMOVNTDQ Y0, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000080, BX
+	JMP      unrolled
+
+single:
+	CMPQ     BX, $0x00000020
+	JB       tail
+	VMOVDQU  (CX), Y0
+	VMOVDQU  (DX), Y1
+	VPMULUDQ Y1, Y0, Y2
+	VPSRLQ   $0x20, Y0, Y3
+	VPSRLQ   $0x20, Y1, Y4
+	VPMULUDQ Y4, Y0, Y4
+	VPMULUDQ Y1, Y3, Y3
+	VPADDQ   Y3, Y4, Y4
+	VPSLLQ   $0x20, Y4, Y4
+	VPADDQ   Y4, Y2, Y2
+	VMOVNTDQ Y2, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	ADDQ     $0x00000020, DX
+	SUBQ     $0x00000020, BX
+	JMP      single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func maxInt64AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·maxInt64AVX2(SB), NOSPLIT, $0-72
@@ -4816,6 +8377,62 @@ tail:
 	VZEROUPPER
 	RET
 
+// func maxInt64AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·maxInt64AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000080
+	JB        single
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VMOVDQU   32(CX), Y2
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   64(CX), Y4
+	VMOVDQU   64(DX), Y5
+	VMOVDQU   96(CX), Y6
+	VMOVDQU   96(DX), Y7
+	VPCMPGTQ  Y1, Y0, Y8
+	VBLENDVPD Y8, Y0, Y1, Y0
+	VMOVNTDQ  Y0, (AX)
+	VPCMPGTQ  Y3, Y2, Y0
+	VBLENDVPD Y0, Y2, Y3, Y0
+	VMOVNTDQ  Y0, 32(AX)
+	VPCMPGTQ  Y5, Y4, Y0
+	VBLENDVPD Y0, Y4, Y5, Y0
+	VMOVNTDQ  Y0, 64(AX)
+	VPCMPGTQ  Y7, Y6, Y0
+	VBLENDVPD Y0, Y6, Y7, Y0
+	VMOVNTDQ  Y0, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000080, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000020
+	JB        tail
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VPCMPGTQ  Y1, Y0, Y2
+	VBLENDVPD Y2, Y0, Y1, Y0
+	VMOVNTDQ  Y0, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000020, BX
+	JMP       single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minInt64AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2
 TEXT ·minInt64AVX2(SB), NOSPLIT, $0-72
@@ -4868,6 +8485,62 @@ single:
 	JMP       single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func minInt64AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·minInt64AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+
+unrolled:
+	CMPQ      BX, $0x00000080
+	JB        single
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VMOVDQU   32(CX), Y2
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   64(CX), Y4
+	VMOVDQU   64(DX), Y5
+	VMOVDQU   96(CX), Y6
+	VMOVDQU   96(DX), Y7
+	VPCMPGTQ  Y1, Y0, Y8
+	VBLENDVPD Y8, Y1, Y0, Y0
+	VMOVNTDQ  Y0, (AX)
+	VPCMPGTQ  Y3, Y2, Y0
+	VBLENDVPD Y0, Y3, Y2, Y0
+	VMOVNTDQ  Y0, 32(AX)
+	VPCMPGTQ  Y5, Y4, Y0
+	VBLENDVPD Y0, Y5, Y4, Y0
+	VMOVNTDQ  Y0, 64(AX)
+	VPCMPGTQ  Y7, Y6, Y0
+	VBLENDVPD Y0, Y7, Y6, Y0
+	VMOVNTDQ  Y0, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000080, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000020
+	JB        tail
+	VMOVDQU   (CX), Y0
+	VMOVDQU   (DX), Y1
+	VPCMPGTQ  Y1, Y0, Y2
+	VBLENDVPD Y2, Y1, Y0, Y0
+	VMOVNTDQ  Y0, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000020, BX
+	JMP       single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -4939,6 +8612,75 @@ tail:
 	VZEROUPPER
 	RET
 
+// func maxUint64AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+, SSE2
+TEXT ·maxUint64AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         a_base+24(FP), CX
+	MOVQ         b_base+48(FP), DX
+	MOVQ         dst_len+8(FP), BX
+	MOVQ         $0x8000000000000000, SI
+	MOVQ         SI, X0
+	VPBROADCASTQ X0, Y0
+
+unrolled:
+	CMPQ      BX, $0x00000080
+	JB        single
+	VMOVDQU   (CX), Y1
+	VMOVDQU   (DX), Y2
+	VMOVDQU   32(CX), Y3
+	VMOVDQU   32(DX), Y4
+	VMOVDQU   64(CX), Y5
+	VMOVDQU   64(DX), Y6
+	VMOVDQU   96(CX), Y7
+	VMOVDQU   96(DX), Y8
+	VPXOR     Y0, Y1, Y9
+	VPXOR     Y0, Y2, Y10
+	VPCMPGTQ  Y10, Y9, Y9
+	VBLENDVPD Y9, Y1, Y2, Y1
+	VMOVNTDQ  Y1, (AX)
+	VPXOR     Y0, Y3, Y1
+	VPXOR     Y0, Y4, Y2
+	VPCMPGTQ  Y2, Y1, Y1
+	VBLENDVPD Y1, Y3, Y4, Y1
+	VMOVNTDQ  Y1, 32(AX)
+	VPXOR     Y0, Y5, Y1
+	VPXOR     Y0, Y6, Y2
+	VPCMPGTQ  Y2, Y1, Y1
+	VBLENDVPD Y1, Y5, Y6, Y1
+	VMOVNTDQ  Y1, 64(AX)
+	VPXOR     Y0, Y7, Y1
+	VPXOR     Y0, Y8, Y2
+	VPCMPGTQ  Y2, Y1, Y1
+	VBLENDVPD Y1, Y7, Y8, Y1
+	VMOVNTDQ  Y1, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000080, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000020
+	JB        tail
+	VMOVDQU   (CX), Y1
+	VMOVDQU   (DX), Y2
+	VPXOR     Y0, Y1, Y3
+	VPXOR     Y0, Y2, Y4
+	VPCMPGTQ  Y4, Y3, Y3
+	VBLENDVPD Y3, Y1, Y2, Y1
+	VMOVNTDQ  Y1, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000020, BX
+	JMP       single
+
+tail:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func minUint64AVX2(dst []byte, a []byte, b []byte)
 // Requires: AVX, AVX2, SSE2
 TEXT ·minUint64AVX2(SB), NOSPLIT, $0-72
@@ -5004,6 +8746,75 @@ single:
 	JMP       single
 
 tail:
+	VZEROUPPER
+	RET
+
+// func minUint64AVX2Stream(dst []byte, a []byte, b []byte)
+// Requires: AVX, AVX2, MMX+, SSE2
+TEXT ·minUint64AVX2Stream(SB), NOSPLIT, $0-72
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         a_base+24(FP), CX
+	MOVQ         b_base+48(FP), DX
+	MOVQ         dst_len+8(FP), BX
+	MOVQ         $0x8000000000000000, SI
+	MOVQ         SI, X0
+	VPBROADCASTQ X0, Y0
+
+unrolled:
+	CMPQ      BX, $0x00000080
+	JB        single
+	VMOVDQU   (CX), Y1
+	VMOVDQU   (DX), Y2
+	VMOVDQU   32(CX), Y3
+	VMOVDQU   32(DX), Y4
+	VMOVDQU   64(CX), Y5
+	VMOVDQU   64(DX), Y6
+	VMOVDQU   96(CX), Y7
+	VMOVDQU   96(DX), Y8
+	VPXOR     Y0, Y1, Y9
+	VPXOR     Y0, Y2, Y10
+	VPCMPGTQ  Y10, Y9, Y9
+	VBLENDVPD Y9, Y2, Y1, Y1
+	VMOVNTDQ  Y1, (AX)
+	VPXOR     Y0, Y3, Y1
+	VPXOR     Y0, Y4, Y2
+	VPCMPGTQ  Y2, Y1, Y1
+	VBLENDVPD Y1, Y4, Y3, Y1
+	VMOVNTDQ  Y1, 32(AX)
+	VPXOR     Y0, Y5, Y1
+	VPXOR     Y0, Y6, Y2
+	VPCMPGTQ  Y2, Y1, Y1
+	VBLENDVPD Y1, Y6, Y5, Y1
+	VMOVNTDQ  Y1, 64(AX)
+	VPXOR     Y0, Y7, Y1
+	VPXOR     Y0, Y8, Y2
+	VPCMPGTQ  Y2, Y1, Y1
+	VBLENDVPD Y1, Y8, Y7, Y1
+	VMOVNTDQ  Y1, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000080, BX
+	JMP       unrolled
+
+single:
+	CMPQ      BX, $0x00000020
+	JB        tail
+	VMOVDQU   (CX), Y1
+	VMOVDQU   (DX), Y2
+	VPXOR     Y0, Y1, Y3
+	VPXOR     Y0, Y2, Y4
+	VPCMPGTQ  Y4, Y3, Y3
+	VBLENDVPD Y3, Y2, Y1, Y1
+	VMOVNTDQ  Y1, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000020, BX
+	JMP       single
+
+tail:
+	SFENCE
 	VZEROUPPER
 	RET
 

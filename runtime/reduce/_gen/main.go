@@ -18,8 +18,15 @@
 // for 8- and 16-bit elements, and a scalar tail in assembly would only
 // duplicate the Go code.
 //
-// Stores are ordinary (not non-temporal): the executor reduces in place into
-// segments it sends next, so the result should stay in cache.
+// Stores are ordinary: the executor reduces into segments it sends next, so
+// the result should stay in cache. The Stream twins of the kernels whose
+// stores are plain vector moves (not the widened 8-bit Prod, not the 16-bit
+// floats, which narrow as they store) store the whole vectors with
+// VMOVNTDQ instead, around the cache and without reading the destination's
+// lines first, and end with SFENCE so that those stores are visible before
+// whatever the caller publishes next: for destinations far larger than the
+// cache (package reduce's Stream). Their dst must be aligned to the vector
+// width; the Go side reduces the head up to that with the ordinary kernel.
 package main
 
 import (
@@ -167,10 +174,17 @@ func load(s isa, k kind, m Mem, mask Op) VecVirtual {
 	return v
 }
 
+// streams reports whether k has Stream kernels: its whole vectors are
+// stored with a plain move.
+func (k kind) streams() bool { return !k.widened && !k.half() }
+
 // store writes the computation lanes v to operand m, narrowing 16-bit
-// floats with round to nearest even.
-func store(s isa, k kind, c consts, v VecVirtual, m Mem, mask Op) {
+// floats with round to nearest even; stream stores whole vectors around
+// the cache (m must be aligned to the vector width).
+func store(s isa, k kind, c consts, v VecVirtual, m Mem, mask Op, stream bool) {
 	switch {
+	case stream && mask == nil && k.streams():
+		VMOVNTDQ(v, m)
 	case k.widened && s.evex && mask != nil:
 		VPMOVWB(v, mask, m)
 	case k.widened && s.evex:
@@ -409,13 +423,20 @@ func computeFloat(s isa, k kind, o op, x, y VecVirtual) VecVirtual {
 	return t
 }
 
-func kernel(s isa, k kind, o op) {
+// kernel writes the kernel of (k, o) at level s, or with stream its
+// Stream twin.
+func kernel(s isa, k kind, o op, stream bool) {
 	name := fmt.Sprintf("%s%s%s", opNames[o], k.name, s.name)
+	how := ""
+	if stream {
+		name += "Stream"
+		how = fmt.Sprintf(", storing whole vectors around the cache (dst aligned to %d bytes)", s.vecBytes)
+	}
 	TEXT(name, NOSPLIT, "func(dst, a, b []byte)")
 	if s.evex {
-		Doc(fmt.Sprintf("%s computes dst[i] = a[i] %s b[i] over all %s elements with AVX-512.", name, opNames[o], k.name))
+		Doc(fmt.Sprintf("%s computes dst[i] = a[i] %s b[i] over all %s elements with AVX-512%s.", name, opNames[o], k.name, how))
 	} else {
-		Doc(fmt.Sprintf("%s computes dst[i] = a[i] %s b[i] over the first len(dst) &^ %d bytes of %s elements with AVX2.", name, opNames[o], memBytes(s, k)-1, k.name))
+		Doc(fmt.Sprintf("%s computes dst[i] = a[i] %s b[i] over the first len(dst) &^ %d bytes of %s elements with AVX2%s.", name, opNames[o], memBytes(s, k)-1, k.name, how))
 	}
 	d := Load(Param("dst").Base(), GP64())
 	pa := Load(Param("a").Base(), GP64())
@@ -432,7 +453,7 @@ func kernel(s isa, k kind, o op) {
 	if k == bfloat16K && !s.evex {
 		unroll = 2 // three constants and the rounding temporaries: 16 ymm registers
 	}
-	loops(s, k, c, n, unroll, d, []Register{pa, pb}, func(vs []VecVirtual) VecVirtual {
+	loops(s, k, c, n, unroll, d, []Register{pa, pb}, stream, func(vs []VecVirtual) VecVirtual {
 		return compute(s, k, o, c, vs[0], vs[1])
 	})
 }
@@ -466,7 +487,7 @@ func divide(s isa, k kind) {
 	if k == bfloat16K && !s.evex {
 		unroll = 2
 	}
-	loops(s, k, c, n, unroll, p, []Register{p}, func(vs []VecVirtual) VecVirtual {
+	loops(s, k, c, n, unroll, p, []Register{p}, false, func(vs []VecVirtual) VecVirtual {
 		if k == float64K {
 			VDIVPD(div, vs[0], vs[0])
 		} else {
@@ -490,8 +511,9 @@ func setup(s isa, k kind) consts {
 // loops emits the unrolled, single-vector and (AVX-512) masked-tail loops
 // over the byte count n: one vector is loaded through each of srcs, f
 // combines them and the result is stored through dst (which may be one of
-// srcs). All pointers advance together.
-func loops(s isa, k kind, c consts, n Register, unroll int, dst Register, srcs []Register, f func([]VecVirtual) VecVirtual) {
+// srcs). All pointers advance together. With stream the whole vectors
+// are stored around the cache, fenced at the end.
+func loops(s isa, k kind, c consts, n Register, unroll int, dst Register, srcs []Register, stream bool, f func([]VecVirtual) VecVirtual) {
 	vm := memBytes(s, k)
 	blk := unroll * vm
 	body := func(count int, mask Op) {
@@ -502,7 +524,7 @@ func loops(s isa, k kind, c consts, n Register, unroll int, dst Register, srcs [
 			}
 		}
 		for u := range count {
-			store(s, k, c, f(in[u]), Mem{Base: dst, Disp: u * vm}, mask)
+			store(s, k, c, f(in[u]), Mem{Base: dst, Disp: u * vm}, mask, stream)
 		}
 	}
 	advance := func(by int) {
@@ -550,6 +572,9 @@ func loops(s isa, k kind, c consts, n Register, unroll int, dst Register, srcs [
 		body(1, mask)
 	}
 	Label("done")
+	if stream {
+		SFENCE()
+	}
 	VZEROUPPER()
 	RET()
 }
@@ -579,7 +604,10 @@ func main() {
 		}
 		for _, p := range plan {
 			for _, o := range p.ops {
-				kernel(s, p.k, o)
+				kernel(s, p.k, o, false)
+				if p.k.streams() {
+					kernel(s, p.k, o, true)
+				}
 			}
 		}
 		for _, k := range []kind{float32K, float64K, float16K, bfloat16K} {
