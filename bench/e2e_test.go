@@ -80,7 +80,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	}
 
 	const sizes = 14 // 8, 16, ..., 64K
-	rows := checkRows(t, out)
+	rows := checkRows(t, out, "float")
 	for _, c := range collNames {
 		if rows[c] != sizes {
 			t.Errorf("%s: %d rows, want %d", c, rows[c], sizes)
@@ -102,9 +102,9 @@ func TestBenchEndToEnd(t *testing.T) {
 }
 
 // checkRows reads the table `hcclrun bench` printed: every row has
-// nccl-tests' 13 columns, float data and no wrong values, and the verdict
+// nccl-tests' 13 columns, data of type typ and no wrong values, and the verdict
 // says OK. It returns the rows per collective.
-func checkRows(t *testing.T, out []byte) map[string]int {
+func checkRows(t *testing.T, out []byte, typ string) map[string]int {
 	t.Helper()
 	rows := map[string]int{}
 	coll := ""
@@ -121,8 +121,8 @@ func checkRows(t *testing.T, out []byte) map[string]int {
 			t.Fatalf("row with %d fields, want 13: %q", len(f), line)
 		}
 		rows[coll]++
-		if f[2] != "float" {
-			t.Errorf("%s: type %q, want float", coll, f[2])
+		if f[2] != typ {
+			t.Errorf("%s: type %q, want %s", coll, f[2], typ)
 		}
 		for _, w := range []string{f[8], f[12]} {
 			if w != "0" && !(w == "N/A" && (coll == "alltoall" || coll == "alltoallv")) {
@@ -160,10 +160,36 @@ func TestBenchInPlaceReads(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s hcclrun bench: %v\nstdout:\n%s\nstderr:\n%s", env, err, out, stderr.String())
 		}
-		rows := checkRows(t, out)
+		rows := checkRows(t, out, "float")
 		for _, c := range []string{"allgather", "alltoall", "alltoallv"} {
 			if rows[c] != 3 {
 				t.Errorf("%s %s: %d rows, want 3 (768K, 3M, 12M)", env, c, rows[c])
+			}
+		}
+	}
+}
+
+// TestBenchStreamingReductions checks end to end the reductions of calls
+// large enough to store around the cache (runtime's streamMin,
+// reduce.StreamKernel): out of place and in place, at np 3, checked
+// exactly by the bench.
+func TestBenchStreamingReductions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := buildHcclrun(ctx, t)
+	for dtype, typ := range map[string]string{"float32": "float", "int64": "int64"} {
+		cmd := exec.CommandContext(ctx, bin, "bench", "-np", "3", "-o", "allreduce,reducescatter,reduce",
+			"-d", dtype, "-b", "48M", "-e", "48M", "-n", "2", "-w", "1", "--timeout", "150")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s hcclrun bench: %v\nstdout:\n%s\nstderr:\n%s", dtype, err, out, stderr.String())
+		}
+		rows := checkRows(t, out, typ)
+		for _, c := range []string{"allreduce", "reducescatter", "reduce"} {
+			if rows[c] != 1 {
+				t.Errorf("%s %s: %d rows, want 1", dtype, c, rows[c])
 			}
 		}
 	}
