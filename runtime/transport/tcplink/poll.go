@@ -49,6 +49,7 @@ type pollConn struct {
 	werr       error
 	wspin      spinner
 	wone       [1][]byte
+	iov        [maxIovecs]unix.Iovec // rawWritev's scratch
 	writeFn    func(fd uintptr) bool
 	tryWriteFn func(fd uintptr) bool
 }
@@ -94,7 +95,7 @@ func (c *pollConn) Read(p []byte) (int, error) {
 // it hands them to their links' flushers (async.go).
 func (c *pollConn) readSome(fd uintptr) bool {
 	for {
-		c.rn, c.rerr = unix.Read(int(fd), c.rbuf)
+		c.rn, c.rerr = rawRead(int(fd), c.rbuf)
 		switch {
 		case c.rerr == unix.EINTR:
 		case c.rerr != unix.EAGAIN:
@@ -162,7 +163,7 @@ func (c *pollConn) tryWritev(bufs [][]byte) (int, error) {
 // writeOnce is tryWritev's RawConn function: one writev, never a wait.
 func (c *pollConn) writeOnce(fd uintptr) bool {
 	for {
-		c.wn, c.werr = unix.Writev(int(fd), c.wbufs)
+		c.wn, c.werr = rawWritev(int(fd), c.wbufs, &c.iov)
 		if c.werr != unix.EINTR {
 			return true
 		}
@@ -172,7 +173,7 @@ func (c *pollConn) writeOnce(fd uintptr) bool {
 // writeSome is writev's RawConn function, as readSome is Read's.
 func (c *pollConn) writeSome(fd uintptr) bool {
 	for {
-		c.wn, c.werr = unix.Writev(int(fd), c.wbufs)
+		c.wn, c.werr = rawWritev(int(fd), c.wbufs, &c.iov)
 		switch {
 		case c.werr == unix.EINTR:
 		case c.werr != unix.EAGAIN:
