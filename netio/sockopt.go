@@ -3,6 +3,7 @@ package netio
 import (
 	"fmt"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,6 +23,10 @@ type SocketOptions struct {
 	// interval; < 0 turns it off. Data links are watched by the control
 	// plane, so they normally turn it off; Go's default is on at 15 s.
 	KeepAlive time.Duration
+	// Congestion names the TCP congestion control (TCP_CONGESTION), ""
+	// for the kernel's default. Linux lets any process choose among
+	// net.ipv4.tcp_allowed_congestion_control (reno and cubic at least).
+	Congestion string
 }
 
 // Tune applies o to c, which must be a *net.TCPConn or a *net.UnixConn
@@ -52,6 +57,11 @@ func Tune(c net.Conn, o SocketOptions) error {
 	}
 	if err := tc.SetNoDelay(true); err != nil {
 		return fmt.Errorf("netio: tune %v: nodelay: %w", c.RemoteAddr(), err)
+	}
+	if o.Congestion != "" {
+		if err := setCongestion(tc, o.Congestion); err != nil {
+			return fmt.Errorf("netio: tune %v: congestion control %q: %w", c.RemoteAddr(), o.Congestion, err)
+		}
 	}
 	switch {
 	case o.KeepAlive > 0:
@@ -116,4 +126,39 @@ func KeepAliveEnabled(c net.Conn) (bool, error) {
 		return false, fmt.Errorf("netio: keepalive: getsockopt: %w", serr)
 	}
 	return v != 0, nil
+}
+
+// setCongestion sets c's TCP congestion control to name.
+func setCongestion(c *net.TCPConn, name string) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, name)
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// Congestion reports c's TCP congestion control.
+func Congestion(c net.Conn) (string, error) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return "", fmt.Errorf("netio: congestion of %T: not a TCP connection", c)
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	var name string
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		name, serr = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	}); err != nil {
+		return "", err
+	}
+	return strings.TrimRight(name, "\x00"), serr
 }

@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,5 +43,34 @@ func TestTune(t *testing.T) {
 	p, _ := connPair(t, "pipe")
 	if err := Tune(p, SocketOptions{ReadBuffer: 1}); err == nil {
 		t.Error("Tune accepted a net.Pipe")
+	}
+}
+
+// TestTuneCongestion: Tune sets the congestion control it is given (reno,
+// which every Linux has, and cubic, the usual default), leaves it alone
+// when given none, and names an unknown one in its error.
+func TestTuneCongestion(t *testing.T) {
+	c, _ := connPair(t, "tcp")
+	before, err := Congestion(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Tune(c, SocketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := Congestion(c); got != before {
+		t.Errorf("no congestion asked: %q, want the default %q", got, before)
+	}
+	for _, name := range []string{"reno", "cubic"} {
+		if err := Tune(c, SocketOptions{Congestion: name}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := Congestion(c); got != name {
+			t.Errorf("congestion %q, want %q", got, name)
+		}
+	}
+	err = Tune(c, SocketOptions{Congestion: "no-such-algorithm"})
+	if err == nil || !strings.Contains(err.Error(), `"no-such-algorithm"`) {
+		t.Errorf("unknown congestion control: %v, want an error naming it", err)
 	}
 }

@@ -45,7 +45,9 @@
 // env.go reads HCCL_TUNING_FILE (the selector's constants), HCCL_SHM_DIRECT
 // (which collectives hand large payloads over in place) and
 // HCCL_SHM_SPLICE_DISABLE (in-place reads without the pipes, for hosts whose
-// kernel pins pages fast); its comments carry what each was measured at.
+// kernel pins pages fast) and HCCL_SOCKET_CONGESTION (the TCP data links'
+// congestion control, cubic unless it names another or system:
+// congestion.go); its comments carry what each was measured at.
 //
 // # Failures
 //

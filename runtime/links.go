@@ -40,10 +40,11 @@ type linkManager struct {
 	tcp        *netio.Listener
 	shm        *shmlink.Listener // nil when shared memory is disabled
 	ringBytes  int
-	noDirect   bool       // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
-	pipeBytes  int        // asked of each pipe of an shm link (shmlink.PipeBytes)
-	noPipes    bool       // HCCL_SHM_SPLICE_DISABLE=1: in-place reads without pipes
-	facts      topo.Facts // this rank's
+	noDirect   bool                // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
+	pipeBytes  int                 // asked of each pipe of an shm link (shmlink.PipeBytes)
+	noPipes    bool                // HCCL_SHM_SPLICE_DISABLE=1: in-place reads without pipes
+	dataOpts   netio.SocketOptions // of the TCP data links (congestion.go)
+	facts      topo.Facts          // this rank's
 	log        *slog.Logger
 	poll       executor.Poll // how the executor waits for several small receives, from the wait policy
 
@@ -71,6 +72,10 @@ func factsKey(rank int) string { return "topo/" + strconv.Itoa(rank) }
 // how many CPUs the ranks of this server are bound to together, 0 when
 // they are not bound (tableFacts).
 func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts topo.Facts, serverCPUs int, ctl controlPlane, log *slog.Logger) (*linkManager, error) {
+	congestion, err := congestionFor(knobs, log)
+	if err != nil {
+		return nil, err
+	}
 	me := netio.Hello{Purpose: netio.PurposeData, Rank: uint32(job.Rank)}
 	tcp, err := netio.Listen(net.JoinHostPort(ip, "0"), job.Key, me, log)
 	if err != nil {
@@ -80,6 +85,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
 		ringBytes: knobs.BuffSize, noDirect: knobs.shmDirect() == directNone, facts: facts,
 		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: knobs.ShmSpliceDisable,
+		dataOpts:  netio.SocketOptions{Congestion: congestion},
 		links:     make(map[int]transport.Link),
 		open:      make([]atomic.Pointer[openLink], job.Size),
 		arrived:   make(map[int]chan struct{}),
@@ -160,6 +166,7 @@ func (m *linkManager) acceptTCP() {
 			conn.Close()
 			continue
 		}
+		m.tuneData(conn, int(hello.Rank))
 		m.deliver(int(hello.Rank), tcplink.New(conn, int(hello.Rank)), "tcp")
 	}
 }
@@ -360,6 +367,7 @@ func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error
 		conn.Close()
 		return nil, fmt.Errorf("connect to rank %d at %s: answered by %s", peer, addr, hello)
 	}
+	m.tuneData(conn, peer)
 	m.log.Debug("link dialled", "peer", peer, "via", "tcp", "addr", string(addr))
 	return tcplink.New(conn, peer), nil
 }

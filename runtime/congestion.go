@@ -1,0 +1,57 @@
+package runtime
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hcclrun/hcclrun/netio"
+)
+
+// The data links' TCP congestion control (HCCL_SOCKET_CONGESTION, see
+// Knobs.SocketCongestion): both ends of a link set it on their socket, as
+// each end's governs what it sends.
+
+// congestionFor returns the congestion control the data links use, ""
+// for the kernel's default. It tries the knob's on a socket of its own
+// first, so that a kernel that refuses it (not built, or not allowed to
+// this user) fails Init with the variable's name when the user chose it,
+// and is passed over with a warning when it is the default.
+func congestionFor(k Knobs, log *slog.Logger) (string, error) {
+	name := k.SocketCongestion
+	if name == "" {
+		return "", nil
+	}
+	err := tryCongestion(name)
+	switch {
+	case err == nil:
+		return name, nil
+	case k.SocketCongestionSet:
+		return "", fmt.Errorf("HCCL_SOCKET_CONGESTION=%s: the kernel refuses it: %w", name, err)
+	}
+	log.Warn("the data links keep the kernel's TCP congestion control", "wanted", name, "err", err)
+	return "", nil
+}
+
+// tryCongestion sets name on a fresh TCP socket.
+func tryCongestion(name string) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, name)
+}
+
+// tuneData applies the data links' socket options to conn; a failure
+// costs speed, not the link, so it is logged.
+func (m *linkManager) tuneData(conn net.Conn, peer int) {
+	if m.dataOpts == (netio.SocketOptions{}) {
+		return
+	}
+	if err := netio.Tune(conn, m.dataOpts); err != nil {
+		m.log.Warn("data link keeps the kernel's socket options", "peer", peer, "err", err)
+	}
+}
