@@ -15,7 +15,7 @@ import "unsafe"
 // ms, 128 MiB 40 -> 33.5, ReduceScatter 32 MiB 5.1 -> 3.4, 64 MiB 12 ->
 // 7.8; but AllReduce 16 MiB 2.75 -> 3.2 ms, where the result is still in
 // the cache when the next step sends it: the caller decides by the call's
-// size (the executor's streamMin).
+// size (the runtime's streamMin, runtime/call.go).
 //
 // Where dst is a or b (in place) its lines were just read and are in the
 // cache, and the ordinary kernel runs. So it does for the head of dst up to
