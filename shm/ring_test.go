@@ -347,6 +347,13 @@ func TestWakeThreshold(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				// A waiter that wants more than one commit only holds out
+				// for it once asleep (while it spins, any progress ends
+				// its wait): on a loaded machine the spin can outlast the
+				// first millisecond, so the trickle starts once it sleeps.
+				for deadline := time.Now().Add(5 * time.Second); tt.need > 1 && cons.consWaiting.Load() == 0 && time.Now().Before(deadline); {
+					time.Sleep(100 * time.Microsecond)
+				}
 				for i := 0; i < tt.trickle; i++ {
 					time.Sleep(time.Millisecond)
 					if err := prod.Write(ctx, make([]byte, 1024)); err != nil {
