@@ -27,6 +27,7 @@ func congestionFor(k Knobs, log *slog.Logger) (string, error) {
 	err := tryCongestion(name)
 	switch {
 	case err == nil:
+		log.Info("TCP data links", "congestion_control", name)
 		return name, nil
 	case k.SocketCongestionSet:
 		return "", fmt.Errorf("HCCL_SOCKET_CONGESTION=%s: the kernel refuses it: %w", name, err)
