@@ -102,8 +102,8 @@ func TestBenchEndToEnd(t *testing.T) {
 }
 
 // checkRows reads the table `hcclrun bench` printed: every row has
-// nccl-tests' 13 columns, data of type typ and no wrong values, and the verdict
-// says OK. It returns the rows per collective.
+// nccl-tests' 13 columns, data of type typ and no wrong values, and the
+// verdict says OK. It returns the rows per collective.
 func checkRows(t *testing.T, out []byte, typ string) map[string]int {
 	t.Helper()
 	rows := map[string]int{}

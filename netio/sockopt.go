@@ -135,12 +135,27 @@ func setCongestion(c *net.TCPConn, name string) error {
 		return err
 	}
 	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, name)
-	}); err != nil {
+	if err := raw.Control(func(fd uintptr) { serr = setCongestionFD(int(fd), name) }); err != nil {
 		return err
 	}
 	return serr
+}
+
+func setCongestionFD(fd int, name string) error {
+	return unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, name)
+}
+
+// CheckCongestion reports whether the kernel lets this process give its
+// TCP sockets the congestion control name, by setting it on a socket of
+// its own: one not built, or not in net.ipv4.tcp_allowed_congestion_control
+// for an unprivileged process, is refused.
+func CheckCongestion(name string) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return setCongestionFD(fd, name)
 }
 
 // Congestion reports c's TCP congestion control.

@@ -48,7 +48,8 @@ func TestTune(t *testing.T) {
 
 // TestTuneCongestion: Tune sets the congestion control it is given (reno,
 // which every Linux has, and cubic, the usual default), leaves it alone
-// when given none, and names an unknown one in its error.
+// when given none, and names an unknown one in its error; CheckCongestion
+// tells the two apart without a connection.
 func TestTuneCongestion(t *testing.T) {
 	c, _ := connPair(t, "tcp")
 	before, err := Congestion(c)
@@ -72,5 +73,11 @@ func TestTuneCongestion(t *testing.T) {
 	err = Tune(c, SocketOptions{Congestion: "no-such-algorithm"})
 	if err == nil || !strings.Contains(err.Error(), `"no-such-algorithm"`) {
 		t.Errorf("unknown congestion control: %v, want an error naming it", err)
+	}
+	if err := CheckCongestion("reno"); err != nil {
+		t.Errorf("CheckCongestion(reno): %v", err)
+	}
+	if err := CheckCongestion("no-such-algorithm"); err == nil {
+		t.Error("CheckCongestion accepted an unknown congestion control")
 	}
 }

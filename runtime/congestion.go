@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"net"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/hcclrun/hcclrun/netio"
 )
 
@@ -24,7 +22,7 @@ func congestionFor(k Knobs, log *slog.Logger) (string, error) {
 	if name == "" {
 		return "", nil
 	}
-	err := tryCongestion(name)
+	err := netio.CheckCongestion(name)
 	switch {
 	case err == nil:
 		log.Info("TCP data links", "congestion_control", name)
@@ -34,16 +32,6 @@ func congestionFor(k Knobs, log *slog.Logger) (string, error) {
 	}
 	log.Warn("the data links keep the kernel's TCP congestion control", "wanted", name, "err", err)
 	return "", nil
-}
-
-// tryCongestion sets name on a fresh TCP socket.
-func tryCongestion(name string) error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	return unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, name)
 }
 
 // tuneData applies the data links' socket options to conn; a failure

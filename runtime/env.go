@@ -53,8 +53,11 @@ type Knobs struct {
 	// took a 1 MiB AllGather at np 2 from 80 to 60 us. Where it pins
 	// them fast they cost: on the Intel host of 2026-12-04 the same
 	// call took 50.6-55.0 us with them and 45.5-47.7 without, Open MPI
-	// 45.8-48.1 (three interleaved runs each, docs/performance.md). Timing the host at start-up to choose
-	// flipped between jobs before (directMode), so it is the user's.
+	// 45.8-48.1 (three interleaved runs each, docs/performance.md).
+	// Timing the host at start-up to choose flipped between jobs before
+	// (directMode), and choosing per link by timing the job's transfers
+	// decided too late or wrongly (docs/performance.md), so it is the
+	// user's.
 	ShmSpliceDisable bool
 	// SocketCongestion is the TCP congestion control of the data links
 	// (HCCL_SOCKET_CONGESTION), "" for the kernel's default (the value
@@ -65,7 +68,7 @@ type Knobs struct {
 	// with cubic; Broadcast 158-202 against 97-101; Open MPI 365-370
 	// and 114-127 with bbr, 292-301 and 113-128 with cubic.
 	// SocketCongestionSet says the user chose it: a kernel that refuses
-	// it then fails the link instead of keeping its default.
+	// it then fails Init instead of keeping its default (congestion.go).
 	SocketCongestion    string
 	SocketCongestionSet bool
 	BuffSize            int           // HCCL_BUFFSIZE: staging bytes per link (0: default)

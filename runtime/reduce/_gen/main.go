@@ -24,9 +24,10 @@
 // floats, which narrow as they store) store the whole vectors with
 // VMOVNTDQ instead, around the cache and without reading the destination's
 // lines first, and end with SFENCE so that those stores are visible before
-// whatever the caller publishes next: for destinations far larger than the
-// cache (package reduce's StreamKernel). Their dst must be aligned to the vector
-// width; the Go side reduces the head up to that with the ordinary kernel.
+// whatever the caller publishes next: for destinations far larger than
+// the cache (package reduce's StreamKernel). Their dst must be aligned to
+// the vector width; the Go side reduces the head up to that with the
+// ordinary kernel.
 package main
 
 import (
