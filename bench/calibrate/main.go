@@ -135,9 +135,9 @@ func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
 			return err
 		}
 		fmt.Fprintf(w, "Fitted constants (tuning file syntax):\n\n```\n")
-		fmt.Fprintf(w, "shm.alpha %v\nshm.bandwidth %.3g\nnet.alpha %v\nnet.bandwidth %.3g\nreduce.bandwidth %.3g\ncopy.bandwidth %.3g\nstep %v\nhandoff %v\ncores %d\nwake %v\nnet.wake %v\n"+
+		fmt.Fprintf(w, "shm.alpha %v\nshm.bandwidth %.3g\nshm.head.bandwidth %.3g\nnet.alpha %v\nnet.bandwidth %.3g\nreduce.bandwidth %.3g\ncopy.bandwidth %.3g\nstep %v\nhandoff %v\ncores %d\nwake %v\nnet.wake %v\n"+
 			"exchange.slowdown %.3g\ncache.bytes %d\nmemory.bytes %d\nmemory.slowdown %.3g\n```\n\n",
-			m.Links[selector.Shm].Alpha, 1/m.Links[selector.Shm].Beta, m.Links[selector.Net].Alpha, 1/m.Links[selector.Net].Beta,
+			m.Links[selector.Shm].Alpha, 1/m.Links[selector.Shm].Beta, 1/m.Head, m.Links[selector.Net].Alpha, 1/m.Links[selector.Net].Beta,
 			1/m.Gamma, 1/m.Copy, m.Step, m.Handoff, m.Cores, m.Wake, m.NetWake, m.Exchange, m.CacheBytes, m.MemBytes, m.MemSlowdown)
 	}
 	fmt.Fprintf(w, "Spread of a point's samples (max/min): median %.2f, 90th percentile %.2f.\n\n", spread[0], spread[1])

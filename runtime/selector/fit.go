@@ -38,6 +38,7 @@ const (
 	fitWake
 	fitHandoff
 	fitNetWake
+	fitHead
 	numFit
 )
 
@@ -53,6 +54,7 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 			v[Shm] = 0
 		}
 		s.exchBytes = 0
+		s.heads = 0
 	}
 	// Ranks beyond the cores share them: byte work (copies into and out
 	// of rings and sockets, reductions) goes as fast as cores/ranks, and a
@@ -99,6 +101,11 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	f[fitGamma] = s.reduce / float64(gain) * work
 	f[fitCopy] = s.copy / float64(gain) * work
 	f[fitStep] = s.local + s.msgs*float64(nc)
+	// With a core per rank a round's head is on the critical path; on
+	// shared cores the round's wake-up dwarfs it.
+	if !over {
+		f[fitHead] = s.heads
+	}
 	// Only shm receives are polled (a socket cannot say that a frame has
 	// arrived): over TCP every receive beyond a step's first is handed
 	// to a worker, whatever its size.
@@ -141,6 +148,7 @@ func (m Model) fitted() [numFit]float64 {
 		m.Links[Net].Alpha.Seconds(), m.Links[Net].Beta,
 		m.Gamma, m.Copy, m.Step.Seconds(),
 		m.Wake.Seconds(), m.Handoff.Seconds(), m.NetWake.Seconds(),
+		m.Head,
 	}
 }
 
@@ -150,6 +158,7 @@ func (m Model) withFitted(x [numFit]float64) Model {
 	m.Links[Net].Alpha, m.Links[Net].Beta = d(x[fitNetAlpha]), x[fitNetBeta]
 	m.Gamma, m.Copy, m.Step = x[fitGamma], x[fitCopy], d(x[fitStep])
 	m.Wake, m.Handoff, m.NetWake = d(x[fitWake]), d(x[fitHandoff]), d(x[fitNetWake])
+	m.Head = x[fitHead]
 	return m
 }
 

@@ -85,6 +85,16 @@ type Model struct {
 	// algorithm (cal15, np 4, 2 KiB: ring, 6 messages, 257 us; mesh, 6,
 	// 223; rhd, 4, 169; one-shot, 3, 117).
 	NetWake time.Duration
+	// Head is the time per byte, in seconds, that the first frameHead
+	// bytes of each round's transfer over shm cost beyond the link's
+	// Beta when every rank has a core: the receiver waits for them,
+	// copied in on one core and read on the other, at the pace of the
+	// cores' round trips before streaming takes over. It is what makes
+	// a round of 16 KiB cost as much as a one-shot of 16 KiB at np 2
+	// (3.5 us), and a ring AllReduce of 32 KiB (two such rounds) 40%
+	// more than the one-shot of all of it, where Beta alone priced the
+	// ring cheaper.
+	Head float64
 	// NoShm prices every link as the net class (HCCL_SHM_DISABLE=1).
 	NoShm bool
 
@@ -149,6 +159,12 @@ func DefaultModel() Model {
 			Net: {Alpha: 10 * time.Microsecond, Beta: 1 / 8.2e9, Parallel: 2},
 		},
 		Gamma:   1 / 1.85e10,
+		// The heads' price, chosen on the calibrations of the Intel
+		// host (cal29-cal33: one point more within 10% on each, the
+		// AllReduce of 32 KiB at np 2) and checked on the AMD host's
+		// (cal27, unchanged): 6e9 to 16e9 choose alike. The least
+		// squares fit says 2.5e10, which keeps ring at that point.
+		Head: 1 / 12e9,
 		Copy:    1 / 2.55e10,
 		Step:    60 * time.Nanosecond,
 		Handoff: 10 * time.Microsecond,

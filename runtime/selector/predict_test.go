@@ -165,6 +165,7 @@ cache.bytes 2M
 memory.bytes 64M
 memory.slowdown 2.5
 exchange.slowdown 1.3
+shm.head.bandwidth 5e9
 `
 	m, err := ParseTuning(strings.NewReader(in), DefaultModel())
 	if err != nil {
@@ -175,7 +176,7 @@ exchange.slowdown 1.3
 		m.Gamma != 1/4e9 || m.MaxChannels != 3 || m.MinChannelBytes != 1<<20 || m.MaxSegment != 1<<20 ||
 		m.Links[Net].Alpha != d.Links[Net].Alpha || m.Copy != d.Copy ||
 		m.Handoff != 7*time.Microsecond || m.PollMax != 64<<10 || m.Wake != 40*time.Microsecond || m.Cores != 3 ||
-		m.CacheBytes != 2<<20 || m.MemBytes != 64<<20 || m.MemSlowdown != 2.5 || m.Exchange != 1.3 {
+		m.CacheBytes != 2<<20 || m.MemBytes != 64<<20 || m.MemSlowdown != 2.5 || m.Exchange != 1.3 || m.Head != 1/5e9 {
 		t.Errorf("parsed %+v", m)
 	}
 	for _, bad := range []struct{ in, want string }{
@@ -190,6 +191,7 @@ exchange.slowdown 1.3
 		{"memory.slowdown 0.5", "bad slowdown"},
 		{"exchange.slowdown 0.9", "bad slowdown"},
 		{"memory.bytes lots", "memory.bytes"},
+		{"net.head.bandwidth 1e9", "unknown setting"},
 	} {
 		if _, err := ParseTuning(strings.NewReader(bad.in), DefaultModel()); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("ParseTuning(%q) = %v, want %q", bad.in, err, bad.want)

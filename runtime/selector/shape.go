@@ -24,6 +24,9 @@ type shape struct {
 	// inline, without one).
 	handoffs float64
 	maxOp    float64 // largest single transfer, bytes
+	// heads is the first frameHead bytes of each round's transfer over
+	// shm, summed over the rounds (Model.Head).
+	heads float64
 	// exchBytes is the part of bytes[Shm] sent in rounds in which a
 	// rank sends to and receives from the same partner at once (rhd's
 	// exchanges). With more ranks than cores such a round moves only
@@ -75,7 +78,16 @@ func (s *shape) round(c Class, bytes float64) {
 	s.bytes[c] += bytes
 	s.msgs++
 	s.maxOp = max(s.maxOp, bytes)
+	if c == Shm {
+		s.heads += min(bytes, frameHead)
+	}
 }
+
+// frameHead is how much of a transfer over shm moves at the slower pace
+// of its first bytes (Model.Head). Measured at np 2 on both hosts, a
+// round of one transfer costs about 0.2 ns a byte up to 8 KiB and 0.1
+// from 16 KiB on (docs/selector.md, "Frame heads").
+const frameHead = 16 << 10
 
 // oneWayReduce marks bytes that a round charged as received by a rank
 // that only receives in it and reduces what arrives. Over shm it reduces
@@ -220,6 +232,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			s.handoffs += float64(peers - 1)
 			s.maxOp = c
 		}
+		s.heads = s.lat[Shm] * min(c, frameHead)
 		s.copy = c
 	case "rhd":
 		p := 1 << (bits.Len(uint(n)) - 1)
@@ -303,15 +316,11 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			// straight into recv: no copy, no local step. In place
 			// it is reduced on arrival into scratch and copied to
 			// recv in a step of its own. A Call does not say which,
-			// so the copy stays in the price and the step goes: the
-			// crossover with ring falls at 8-16 KiB, between the
-			// two placements' (np 2, bench --algos, 7 rounds, with
-			// the in-place plan before this one, which copied more:
-			// in place even at 8 KiB and ring 18% faster at 16 KiB;
-			// out of place one-shot 13% faster still at 32 KiB).
+			// and calibrations time both and take the median: half
+			// the copy is in the price, and the step goes.
 			s.round(Shm, S)
 			s.reduce = S
-			s.copy = S
+			s.copy = S / 2
 		case name == "oneshot":
 			s.round(Shm, peers*S)
 			s.reduce = peers * S
@@ -347,6 +356,9 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			s.handoffs = s.lat[Shm] * (peers - 1)
 		}
 		s.maxOp = s.bytes[Shm] / max(s.lat[Shm], 1) / peers
+		// A round's transfers run side by side: its head is one
+		// transfer's.
+		s.heads = s.lat[Shm] * min(s.maxOp, frameHead)
 	case "hier":
 		k, sv := t.perServer(), t.servers()
 		if sv < 2 || k < 2 || n%sv != 0 {
@@ -409,6 +421,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			s.msgs += p.msgs
 			s.handoffs += p.handoffs
 			s.fused += p.fused
+			s.heads += p.heads
 			s.maxOp = max(s.maxOp, p.maxOp)
 			// busy is not carried over: the parts run one after
 			// another on every rank, priced as all at work.

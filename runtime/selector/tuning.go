@@ -15,6 +15,7 @@ import (
 //	shm.alpha 5us            # latency per message of a class (shm, net)
 //	shm.bandwidth 1.25e9     # bytes per second of a class
 //	net.parallel 2           # channels a class carries at full speed each
+//	shm.head.bandwidth 12e9  # the first 16 KiB of a round's shm transfer, beyond the bandwidth
 //	reduce.bandwidth 1e9     # bytes of one input reduced per second
 //	copy.bandwidth 2.5e9     # bytes copied locally per second
 //	step 500ns               # cost of a local step and of posting a message
@@ -110,6 +111,10 @@ func (m *Model) set(key, val string) error {
 			return rate(&l.Beta)
 		case "parallel":
 			return count(&l.Parallel)
+		case "head.bandwidth":
+			if cls == "shm" {
+				return rate(&m.Head)
+			}
 		case "wake":
 			if cls == "net" {
 				return dur(&m.NetWake)
