@@ -158,13 +158,13 @@ func DefaultModel() Model {
 			// measured/predicted median from 0.77 to 0.80.
 			Net: {Alpha: 10 * time.Microsecond, Beta: 1 / 8.2e9, Parallel: 2},
 		},
-		Gamma:   1 / 1.85e10,
+		Gamma: 1 / 1.85e10,
 		// The heads' price, chosen on the calibrations of the Intel
 		// host (cal29-cal33: one point more within 10% on each, the
 		// AllReduce of 32 KiB at np 2) and checked on the AMD host's
 		// (cal27, unchanged): 6e9 to 16e9 choose alike. The least
 		// squares fit says 2.5e10, which keeps ring at that point.
-		Head: 1 / 12e9,
+		Head:    1 / 12e9,
 		Copy:    1 / 2.55e10,
 		Step:    60 * time.Nanosecond,
 		Handoff: 10 * time.Microsecond,
