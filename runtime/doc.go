@@ -44,8 +44,9 @@
 // HCCL_SHM_DISABLE, HCCL_BUFFSIZE, HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT),
 // env.go reads HCCL_TUNING_FILE (the selector's constants), HCCL_SHM_DIRECT
 // (which collectives hand large payloads over in place) and
-// HCCL_SHM_SPLICE_DISABLE (in-place reads without the pipes, for hosts whose
-// kernel pins pages fast) and HCCL_SOCKET_CONGESTION (the TCP data links'
+// HCCL_SHM_SPLICE_DISABLE (in-place reads with or without the pipes, =0 or
+// =1; unset, a probe of the host decides: splice.go) and
+// HCCL_SOCKET_CONGESTION (the TCP data links'
 // congestion control, cubic unless it names another or system:
 // congestion.go); its comments carry what each was measured at.
 //

@@ -46,19 +46,13 @@ type Knobs struct {
 	// collective, HCCL_SHM_DIRECT=0 (or HCCL_SHM_DIRECT_DISABLE=1) none.
 	ShmDirect        directMode
 	ShmDirectDisable bool // HCCL_SHM_DIRECT_DISABLE=1, kept for scripts that set it
-	// ShmSpliceDisable (HCCL_SHM_SPLICE_DISABLE=1) reads payloads
-	// handed over in place with process_vm_readv alone, without their
-	// heads through a pipe (shmlink's splice.go). The pipes pay where
-	// the kernel pins pages slowly: on the AMD host of 2026-12-03 they
-	// took a 1 MiB AllGather at np 2 from 80 to 60 us. Where it pins
-	// them fast they cost: on the Intel host of 2026-12-04 the same
-	// call took 50.6-55.0 us with them and 45.5-47.7 without, Open MPI
-	// 45.8-48.1 (three interleaved runs each, docs/performance.md).
-	// Timing the host at start-up to choose flipped between jobs before
-	// (directMode), and choosing per link by timing the job's transfers
-	// decided too late or wrongly (docs/performance.md), so it is the
-	// user's.
-	ShmSpliceDisable bool
+	// ShmSplice (HCCL_SHM_SPLICE_DISABLE) says whether the heads of
+	// payloads read in place go through pipes (shmlink's splice.go): =1
+	// reads them with process_vm_readv alone, =0 always through pipes,
+	// and unset lets a probe of the host decide (splice.go). Choosing per
+	// link by timing the job's transfers decided too late or wrongly
+	// (docs/performance.md).
+	ShmSplice spliceMode
 	// SocketCongestion is the TCP congestion control of the data links
 	// (HCCL_SOCKET_CONGESTION), "" for the kernel's default (the value
 	// "system"). Unset, it is cubic: the kernel's default on these
@@ -204,7 +198,6 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 	}{
 		{"HCCL_SHM_DISABLE", &k.ShmDisable},
 		{"HCCL_SHM_DIRECT_DISABLE", &k.ShmDirectDisable},
-		{"HCCL_SHM_SPLICE_DISABLE", &k.ShmSpliceDisable},
 	} {
 		switch s := getenv(f.name); s {
 		case "", "0":
@@ -213,6 +206,15 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 		default:
 			return Knobs{}, fmt.Errorf("%s=%q: want 0 or 1", f.name, s)
 		}
+	}
+	switch s := getenv("HCCL_SHM_SPLICE_DISABLE"); s {
+	case "":
+	case "0":
+		k.ShmSplice = spliceOn
+	case "1":
+		k.ShmSplice = spliceOff
+	default:
+		return Knobs{}, fmt.Errorf("HCCL_SHM_SPLICE_DISABLE=%q: want 0 or 1", s)
 	}
 	switch s := getenv("HCCL_SHM_DIRECT"); s {
 	case "":

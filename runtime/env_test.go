@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/hcclrun/hcclrun/runtime/plan"
@@ -37,15 +38,37 @@ func TestShmDirectKnob(t *testing.T) {
 	}
 }
 
-// TestShmSpliceKnob: the pipes are on unless HCCL_SHM_SPLICE_DISABLE=1.
+// TestShmSpliceKnob: HCCL_SHM_SPLICE_DISABLE=1 turns the pipes off, =0
+// on, and unset leaves them to the probe.
 func TestShmSpliceKnob(t *testing.T) {
-	for v, want := range map[string]bool{"": false, "0": false, "1": true} {
+	for v, want := range map[string]spliceMode{"": spliceProbed, "0": spliceOn, "1": spliceOff} {
 		k, err := knobsFromEnv(func(name string) string { return map[string]string{"HCCL_SHM_SPLICE_DISABLE": v}[name] })
-		if err != nil || k.ShmSpliceDisable != want {
-			t.Errorf("HCCL_SHM_SPLICE_DISABLE=%q: %v, %v; want %v", v, k.ShmSpliceDisable, err, want)
+		if err != nil || k.ShmSplice != want {
+			t.Errorf("HCCL_SHM_SPLICE_DISABLE=%q: %v, %v; want %v", v, k.ShmSplice, err, want)
 		}
 	}
 	if _, err := knobsFromEnv(func(name string) string { return map[string]string{"HCCL_SHM_SPLICE_DISABLE": "yes"}[name] }); err == nil {
 		t.Error("HCCL_SHM_SPLICE_DISABLE=yes accepted")
+	}
+}
+
+// TestPipesOff: the knob decides when set, and nothing is probed where
+// nothing is read in place.
+func TestPipesOff(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	for _, c := range []struct {
+		k     Knobs
+		local int
+		want  bool
+	}{
+		{Knobs{ShmSplice: spliceOff}, 2, true},
+		{Knobs{ShmSplice: spliceOn}, 2, false},
+		{Knobs{ShmDisable: true}, 2, true},
+		{Knobs{ShmDirect: directNone}, 2, true},
+		{Knobs{}, 1, true},
+	} {
+		if got := pipesOff(c.k, c.local, log); got != c.want {
+			t.Errorf("%+v with %d local ranks: pipes off %v, want %v", c.k, c.local, got, c.want)
+		}
 	}
 }

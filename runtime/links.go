@@ -42,7 +42,7 @@ type linkManager struct {
 	ringBytes  int
 	noDirect   bool                // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
 	pipeBytes  int                 // asked of each pipe of an shm link (shmlink.PipeBytes)
-	noPipes    bool                // HCCL_SHM_SPLICE_DISABLE=1: in-place reads without pipes
+	noPipes    bool                // in-place reads without pipes (pipesOff)
 	dataOpts   netio.SocketOptions // of the TCP data links (congestion.go)
 	facts      topo.Facts          // this rank's
 	log        *slog.Logger
@@ -84,7 +84,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	m := &linkManager{
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
 		ringBytes: knobs.BuffSize, noDirect: knobs.shmDirect() == directNone, facts: facts,
-		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: knobs.ShmSpliceDisable,
+		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: pipesOff(knobs, job.LocalSize, log),
 		dataOpts:  netio.SocketOptions{Congestion: congestion},
 		links:     make(map[int]transport.Link),
 		open:      make([]atomic.Pointer[openLink], job.Size),

@@ -46,8 +46,9 @@
 // the rest with process_vm_readv, which pins the sender's pages one by one
 // from the receiver's side and cost nearly twice as much on the AMD host
 // of 2026-12-03, and no more on the Intel host of 2026-12-04, where the
-// pipes cost instead (splice.go; DialConfig.NoPipes,
-// HCCL_SHM_SPLICE_DISABLE=1, goes without them). Each side proves at
+// pipes cost instead (splice.go; DialConfig.NoPipes goes without them,
+// and ProbePipes tells the two kinds of host apart: pipeprobe.go). Each
+// side proves at
 // set-up that it can read the other's memory
 // (direct.go); where the kernel refuses, or DialConfig.NoDirect says so
 // (HCCL_SHM_DIRECT=0), everything goes through the rings; the runtime

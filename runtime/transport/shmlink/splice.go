@@ -24,8 +24,9 @@ import (
 // That was the AMD host of 2026-12-03. On the Intel host of 2026-12-04
 // the kernel pins pages fast (process_vm_readv of 512 KiB 19-21 us, the
 // splice and read 17.6-19.3) and the pipes cost up to 9 us in a 1 MiB
-// AllGather at np 2 (docs/performance.md): DialConfig.NoPipes
-// (HCCL_SHM_SPLICE_DISABLE=1) leaves them out.
+// AllGather at np 2 (docs/performance.md): DialConfig.NoPipes leaves
+// them out, as the runtime does where ProbePipes says they do not pay
+// (pipeprobe.go).
 //
 // So each direction of a link that may hand payloads over in place also
 // has a pipe, made by the dialer and passed with the segment, of up to
