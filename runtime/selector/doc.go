@@ -8,7 +8,9 @@
 // local copies, each counted by a closed formula per algorithm and
 // collective that the tests check against the plans the algorithms really
 // build (plan.Simulate's round and byte counts). Closed formulas, not plan
-// walks, so that a 65536-rank job is priced in microseconds. Byte work is
+// walks, so that a 65536-rank job is priced in microseconds. With a core
+// per rank, the first bytes of each round over shm cost more than the
+// streaming rate (Model.Head). Byte work is
 // slowed by the ranks at work that a server's cores are shared among (a
 // waiting rank sleeps and leaves its core) and by how far
 // the call's working set outgrows the caches (memory.go); docs/selector.md

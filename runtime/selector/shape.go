@@ -219,7 +219,19 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			// with the rank m below them.
 			w.round(S, 2*((n+m-1)/(2*m)), n)
 		}
-		s.busy = w.share()
+		// A Broadcast's ranks that are not in a round still hold their
+		// share of the cores: they wait to receive, and a receive over
+		// shm polls through the yield window (100 us when ranks
+		// outnumber cores, runtime's waitPolicy) before it sleeps,
+		// longer than a round of up to a few MiB. Counted as asleep,
+		// tree was chosen at np 3 from 256 KiB and measured 1.15 times
+		// mesh (cal29-cal34); counted at work, 2-3 points more within
+		// 10% on three of six calibrations of the Intel host and on
+		// the AMD host's, none fewer. A Reduce's early ranks measure
+		// as asleep: counting them at work lost 2-4 points on each.
+		if coll == plan.Reduce {
+			s.busy = w.share()
+		}
 	case "dissemination":
 		for d := 1; d < n; d *= 2 {
 			s.round(f, 0)
