@@ -49,8 +49,11 @@ type Knobs struct {
 	// ShmSplice (HCCL_SHM_SPLICE_DISABLE) says whether the heads of
 	// payloads read in place go through pipes (shmlink's splice.go): =1
 	// reads them with process_vm_readv alone, =0 always through pipes,
-	// and unset lets a probe of the host decide (splice.go). Choosing per
-	// link by timing the job's transfers decided too late or wrongly
+	// and unset lets a probe of the host decide (splice.go). That probe
+	// sets two kernel paths side by side and keeps the fastest try of
+	// each, where directMode's dropped one set a kernel copy against a
+	// user-space one and flipped between jobs. Choosing per link by
+	// timing the job's transfers decided too late or wrongly
 	// (docs/performance.md).
 	ShmSplice spliceMode
 	// SocketCongestion is the TCP congestion control of the data links

@@ -48,9 +48,8 @@
 // of 2026-12-03, and no more on the Intel host of 2026-12-04, where the
 // pipes cost instead (splice.go; DialConfig.NoPipes goes without them,
 // and ProbePipes tells the two kinds of host apart: pipeprobe.go). Each
-// side proves at
-// set-up that it can read the other's memory
-// (direct.go); where the kernel refuses, or DialConfig.NoDirect says so
+// side proves at set-up that it can read the other's memory (direct.go);
+// where the kernel refuses, or DialConfig.NoDirect says so
 // (HCCL_SHM_DIRECT=0), everything goes through the rings; the runtime
 // posts in place only the payloads of the collectives whose receivers just
 // copy them (runtime/env.go has the figures: where the receiver reduces,
