@@ -186,6 +186,21 @@ func jobFromEnv(getenv func(string) string) (Job, error) {
 	return j, nil
 }
 
+// zeroOrOne sets *dst to ifZero or ifOne when the variable name is 0 or
+// 1, leaves it when unset, and refuses anything else.
+func zeroOrOne[T any](getenv func(string) string, name string, dst *T, ifZero, ifOne T) error {
+	switch s := getenv(name); s {
+	case "":
+	case "0":
+		*dst = ifZero
+	case "1":
+		*dst = ifOne
+	default:
+		return fmt.Errorf("%s=%q: want 0 or 1", name, s)
+	}
+	return nil
+}
+
 // knobsFromEnv reads the runtime's tunables.
 func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 	k := Knobs{
@@ -202,31 +217,15 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 		{"HCCL_SHM_DISABLE", &k.ShmDisable},
 		{"HCCL_SHM_DIRECT_DISABLE", &k.ShmDirectDisable},
 	} {
-		switch s := getenv(f.name); s {
-		case "", "0":
-		case "1":
-			*f.dst = true
-		default:
-			return Knobs{}, fmt.Errorf("%s=%q: want 0 or 1", f.name, s)
+		if err := zeroOrOne(getenv, f.name, f.dst, false, true); err != nil {
+			return Knobs{}, err
 		}
 	}
-	switch s := getenv("HCCL_SHM_SPLICE_DISABLE"); s {
-	case "":
-	case "0":
-		k.ShmSplice = spliceOn
-	case "1":
-		k.ShmSplice = spliceOff
-	default:
-		return Knobs{}, fmt.Errorf("HCCL_SHM_SPLICE_DISABLE=%q: want 0 or 1", s)
+	if err := zeroOrOne(getenv, "HCCL_SHM_SPLICE_DISABLE", &k.ShmSplice, spliceOn, spliceOff); err != nil {
+		return Knobs{}, err
 	}
-	switch s := getenv("HCCL_SHM_DIRECT"); s {
-	case "":
-	case "0":
-		k.ShmDirect = directNone
-	case "1":
-		k.ShmDirect = directAll
-	default:
-		return Knobs{}, fmt.Errorf("HCCL_SHM_DIRECT=%q: want 0 or 1", s)
+	if err := zeroOrOne(getenv, "HCCL_SHM_DIRECT", &k.ShmDirect, directNone, directAll); err != nil {
+		return Knobs{}, err
 	}
 	switch s := strings.TrimSpace(getenv("HCCL_SOCKET_CONGESTION")); {
 	case s == "":

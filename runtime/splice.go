@@ -18,14 +18,15 @@ const (
 )
 
 // pipesOff says whether this rank's shm links go without pipes. Unless
-// the user chose, it probes the host (shmlink.ProbePipes, about a
-// millisecond) when payloads may be read in place at all: the pipes took
-// a 1 MiB AllGather at np 2 from 80 to 60 us on the AMD host of
-// 2026-12-03 and cost up to 9 us of it on the Intel host of 2026-12-04,
-// and the probe tells the two apart (1.7x against 1.01-1.16x). A probe
-// that fails (a kernel without vmsplice or process_vm_readv for this
-// process) leaves the pipes out: the links find for themselves whether
-// they may read in place.
+// the user chose, it probes the host (shmlink.ProbePipes, 0.5-1 ms in a
+// fresh process here) when payloads may be read in place at all: the
+// pipes took a 1 MiB AllGather at np 2 from 80 to 60 us on the AMD host
+// of 2026-12-03 and cost up to 9 us of it on the Intel host of
+// 2026-12-04, and the probe tells the two apart (1.7x there, from the
+// record in shmlink's splice.go; 1.02-1.08x here). A probe that fails (a
+// kernel without vmsplice or process_vm_readv for this process) leaves
+// the pipes out: the links find for themselves whether they may read in
+// place.
 func pipesOff(k Knobs, localRanks int, log *slog.Logger) bool {
 	switch {
 	case k.ShmSplice == spliceOff:

@@ -84,9 +84,9 @@ func (s *shape) round(c Class, bytes float64) {
 }
 
 // frameHead is how much of a transfer over shm moves at the slower pace
-// of its first bytes (Model.Head). Measured at np 2 on both hosts, a
+// of its first bytes (Model.Head). Measured at np 2 on the Intel host, a
 // round of one transfer costs about 0.2 ns a byte up to 8 KiB and 0.1
-// from 16 KiB on (docs/selector.md, "Frame heads").
+// from 16 KiB on (docs/selector.md, "Now": the heads of shm rounds).
 const frameHead = 16 << 10
 
 // oneWayReduce marks bytes that a round charged as received by a rank
