@@ -20,9 +20,24 @@ func Splice(fd int, p []byte) int {
 	iov.SetLen(len(p))
 	// The system call directly, with the vector on the stack (as
 	// ReadProcess does): x/sys's wrapper takes a slice, which escapes.
-	n, _, errno := unix.Syscall6(unix.SYS_VMSPLICE, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, unix.SPLICE_F_NONBLOCK, 0, 0)
+	// Raw, as ReadProcess is: it pins up to a pipe's worth of pages.
+	n, _, errno := unix.RawSyscall6(unix.SYS_VMSPLICE, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, unix.SPLICE_F_NONBLOCK, 0, 0)
 	if errno != 0 {
 		return 0
 	}
 	return int(n)
+}
+
+// ReadSpliced reads from the read end fd of a pipe into p, read(2) as a
+// raw system call (see ReadProcess): the pipes are non-blocking, and a
+// read of a spliced head copies up to a pipe's worth of bytes.
+func ReadSpliced(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }

@@ -6,6 +6,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hcclrun/hcclrun/shm"
 )
 
 // Spliced payloads: the head of a direct payload through a pipe.
@@ -118,8 +120,10 @@ var errShortPipe = errors.New("the pipe holds fewer bytes than the frame says we
 // readPipe fills p from the pipe in, whose bytes must all be there.
 func readPipe(in int, p []byte) error {
 	for len(p) > 0 {
-		n, err := unix.Read(in, p)
+		n, err := shm.ReadSpliced(in, p)
 		switch {
+		case err == syscall.EINTR:
+			continue
 		case err == syscall.EAGAIN || n == 0:
 			return fmt.Errorf("%w (%d bytes missing)", errShortPipe, len(p))
 		case err != nil:
