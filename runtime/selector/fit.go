@@ -93,6 +93,9 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 		if c == Shm && share > 1 && m.Exchange > 1 {
 			bytes += s.exchBytes * (m.Exchange - 1)
 		}
+		if c == Net && over && m.FanOut > 1 && s.handoffs > 0 && s.maxOp >= float64(m.FanOutMin) {
+			bytes *= m.FanOut // big transfers to several peers at once
+		}
 		f[col+1] = bytes / float64(g) * work
 		if s.lat[c] > 0 {
 			gain = max(gain, g)
@@ -115,11 +118,11 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	// Every message received over the net class waits parked, and then
 	// for a core: the first of each round, counted as the rounds are
 	// (Wake), and over TCP alone the others of the round too, counted as
-	// the hand-offs are (per channel).
+	// the hand-offs are (per channel), at NetWakeOthers of the price.
 	if over {
 		received := s.lat[Net]
 		if m.NoShm {
-			received += s.handoffs * float64(nc)
+			received += s.handoffs * float64(nc) * m.NetWakeOthers
 		}
 		f[fitNetWake] = received * share
 	}

@@ -146,6 +146,7 @@ func TestFitErrors(t *testing.T) {
 func TestWithoutShm(t *testing.T) {
 	m := DefaultModel()
 	m.Cores, m.Wake = 2, time.Second // a wake-up would show
+	m.FanOut = 1                     // net only, shm has no equivalent: TestFanOut
 	alike := m
 	alike.Links[Shm] = m.Links[Net]
 	alike.Cores = 0
@@ -163,11 +164,11 @@ func TestWithoutShm(t *testing.T) {
 			// received costs the net alpha (the first of a round) or
 			// the hand-off (the others: sockets are not polled,
 			// whatever the size, a PollMax of 0) and a net wake-up
-			// times ranks/cores.
+			// times ranks/cores, the others NetWakeOthers of it.
 			a := alike
 			netWake := time.Duration(float64(m.NetWake) * float64(n) / 2)
 			a.Cores, a.Wake, a.PollMax = 2, m.Links[Net].Alpha+netWake, 0
-			a.Handoff += netWake
+			a.Handoff += time.Duration(float64(netWake) * m.NetWakeOthers)
 			want = Predict(a, Policy{}, call)
 		}
 		wantTime := map[string]time.Duration{}
@@ -234,6 +235,62 @@ func TestPollMaxDropsHandoffs(t *testing.T) {
 		f := m.terms(s, topo, 1)
 		if got := f[fitHandoff] > 0; got != tt.handoffs {
 			t.Errorf("mesh AllGather of %d bytes (transfers of %v) at np 4 on 2 cores: handoff term %v, want charged %v", tt.bytes, s.maxOp, f[fitHandoff], tt.handoffs)
+		}
+	}
+}
+
+// TestFanOut: over TCP with ranks beyond the cores, a step that sends
+// transfers of FanOutMin bytes or more to several peers at once costs
+// FanOut times its bytes, and nothing else does; with the default
+// constants np 3 on 2 cores chooses one-shot at 32 KiB, mesh at 128 KiB
+// (where one-shot measured 1.8 times mesh) and ring at 1 MiB.
+func TestFanOut(t *testing.T) {
+	m := DefaultModel()
+	m.Cores = 2
+	off := m
+	off.FanOut = 1
+	price := func(m Model, algo string, n int, bytes int64) time.Duration {
+		for _, e := range Predict(m.WithoutShm(), Policy{}, Call{plan.AllReduce, bytes, Topo{n, 1}}).Candidates {
+			if e.Algo == algo {
+				return e.Time
+			}
+		}
+		t.Fatalf("%s not priced", algo)
+		return 0
+	}
+	for _, c := range []struct {
+		algo    string
+		n       int
+		bytes   int64
+		dearer  bool
+		because string
+	}{
+		{"oneshot", 3, 128 << 10, true, "two transfers of 128 KiB at once"},
+		{"mesh", 3, 1 << 20, true, "two transfers of 341 KiB at once"},
+		{"oneshot", 3, 64 << 10, false, "transfers below FanOutMin"},
+		{"ring", 3, 1 << 20, false, "one peer at a time"},
+		{"rhd", 3, 1 << 20, false, "one peer at a time"},
+		{"oneshot", 2, 1 << 20, false, "a core per rank"},
+	} {
+		got, base := price(m, c.algo, c.n, c.bytes), price(off, c.algo, c.n, c.bytes)
+		if (got > base) != c.dearer {
+			t.Errorf("%s np %d %d bytes: %v with FanOut, %v without; want dearer %v (%s)", c.algo, c.n, c.bytes, got, base, c.dearer, c.because)
+		}
+	}
+	// On shm the premium never applies.
+	for _, algo := range []string{"oneshot", "mesh"} {
+		call := Call{plan.AllReduce, 1 << 20, Topo{3, 1}}
+		if a, b := m.estimate(algo, call).Time, off.estimate(algo, call).Time; a != b {
+			t.Errorf("%s over shm: %v with FanOut, %v without", algo, a, b)
+		}
+	}
+	for _, c := range []struct {
+		bytes int64
+		want  string
+	}{{32 << 10, "oneshot"}, {128 << 10, "mesh"}, {1 << 20, "ring"}} {
+		tab := Predict(m.WithoutShm(), Policy{}, Call{plan.AllReduce, c.bytes, Topo{3, 1}})
+		if e, err := tab.Chosen(); err != nil || e.Algo != c.want {
+			t.Errorf("np 3 over TCP, %d bytes: chose %v (%v), want %s\n%s", c.bytes, e.Algo, err, c.want, tab)
 		}
 	}
 }

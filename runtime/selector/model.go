@@ -85,6 +85,31 @@ type Model struct {
 	// algorithm (cal15, np 4, 2 KiB: ring, 6 messages, 257 us; mesh, 6,
 	// 223; rhd, 4, 169; one-shot, 3, 117).
 	NetWake time.Duration
+	// NetWakeOthers is the share of a NetWake that each receive of a
+	// step beyond its first pays (the receives counted as hand-offs)
+	// over TCP alone: the rank parks on the first, and by the time it
+	// holds a core again the others have mostly arrived. Counted whole,
+	// mesh (two rounds of two receives at np 3) was priced as ring (four
+	// rounds of one) and measured 0.55-0.85 of it from 8 B to 128 KiB at
+	// np 3 and 4 (cal35, cal36: np 3 8 B 77-86 us against 108; 32 KiB
+	// 101-111 against 171-189; np 4 8 B 86-108 against 118-133).
+	NetWakeOthers float64
+	// FanOut is how many times dearer the net bytes of a step that sends
+	// transfers of FanOutMin bytes or more to several peers at once
+	// (mesh, one-shot) are when ranks outnumber cores. Over loopback TCP
+	// at np 3 on 2 cores every algorithm's time jumps where its largest
+	// transfer reaches 128 KiB (two loopback segments of 64 KiB), by
+	// 50-90%: one-shot AllReduce 135-140 us at 112 KiB against 217-227
+	// at 128 KiB; ring 346 us at 336 KiB against 525 at 384 KiB; mesh 333
+	// against 553. Priced for the steps that send several such transfers
+	// at once, it keeps one-shot and mesh off sizes where one peer at a
+	// time wins; priced for every algorithm it cost one or two points of
+	// cal36 and put ring or rhd in one-shot's place at np 3 128 KiB. Larger socket
+	// buffers, reno or bbr, autocorking off and frames of 64 or 128 KiB
+	// did not move the step; a profile puts the senders' kernel time in
+	// tcp_write_xmit and softirqs (docs/selector.md).
+	FanOut    float64
+	FanOutMin int64
 	// Head is the time per byte, in seconds, that the first frameHead
 	// bytes of each round's transfer over shm cost beyond the link's
 	// Beta when every rank has a core: the receiver waits for them,
@@ -192,6 +217,16 @@ func DefaultModel() Model {
 		// against 210 and 219.
 		Exchange: 1.1,
 		NetWake:  15 * time.Microsecond,
+		// Chosen together on cal36 (np 3 AllReduce over TCP at 128
+		// KiB: mesh, where one-shot measured 1.8 times it in cal32 to
+		// cal36; 220 -> 221 of 228 within 10%) and checked on cal35's
+		// table and on cal37, run with them (74 -> 75 of 78; the job's
+		// own choice there measured 197 us, one-shot 309): 1.5 to 3 and
+		// 0.5 to 0.75 choose alike; either alone moves the miss
+		// elsewhere (docs/selector.md).
+		NetWakeOthers: 0.5,
+		FanOut:        2,
+		FanOutMin:     128 << 10,
 		// One shm transfer at np 2 moved 27 GB/s at 128 KiB, 20 at
 		// 1 MiB, 8.8-10.4 from 4 MiB on (cal19). Chosen among a few
 		// settings scored against cal16-cal19 (choices, and how far

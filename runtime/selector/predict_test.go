@@ -166,6 +166,9 @@ memory.bytes 64M
 memory.slowdown 2.5
 exchange.slowdown 1.3
 shm.head.bandwidth 5e9
+net.wake.others 0.25
+net.fanout.slowdown 3
+net.fanout.bytes 256K
 `
 	m, err := ParseTuning(strings.NewReader(in), DefaultModel())
 	if err != nil {
@@ -176,7 +179,8 @@ shm.head.bandwidth 5e9
 		m.Gamma != 1/4e9 || m.MaxChannels != 3 || m.MinChannelBytes != 1<<20 || m.MaxSegment != 1<<20 ||
 		m.Links[Net].Alpha != d.Links[Net].Alpha || m.Copy != d.Copy ||
 		m.Handoff != 7*time.Microsecond || m.PollMax != 64<<10 || m.Wake != 40*time.Microsecond || m.Cores != 3 ||
-		m.CacheBytes != 2<<20 || m.MemBytes != 64<<20 || m.MemSlowdown != 2.5 || m.Exchange != 1.3 || m.Head != 1/5e9 {
+		m.CacheBytes != 2<<20 || m.MemBytes != 64<<20 || m.MemSlowdown != 2.5 || m.Exchange != 1.3 || m.Head != 1/5e9 ||
+		m.NetWakeOthers != 0.25 || m.FanOut != 3 || m.FanOutMin != 256<<10 {
 		t.Errorf("parsed %+v", m)
 	}
 	for _, bad := range []struct{ in, want string }{
@@ -192,6 +196,10 @@ shm.head.bandwidth 5e9
 		{"exchange.slowdown 0.9", "bad slowdown"},
 		{"memory.bytes lots", "memory.bytes"},
 		{"net.head.bandwidth 1e9", "unknown setting"},
+		{"net.wake.others 2", "bad share"},
+		{"shm.wake.others 0.5", "unknown setting"},
+		{"net.fanout.slowdown 0", "bad slowdown"},
+		{"shm.fanout.bytes 1M", "unknown setting"},
 	} {
 		if _, err := ParseTuning(strings.NewReader(bad.in), DefaultModel()); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("ParseTuning(%q) = %v, want %q", bad.in, err, bad.want)

@@ -28,6 +28,9 @@ import (
 //	wake 30us                # a round over shm when ranks outnumber cores
 //	exchange.slowdown 1.1    # an exchange round's bytes, likewise
 //	net.wake 20us            # a message received over net, likewise
+//	net.wake.others 0.5      # its share for each receive of a step beyond the first
+//	net.fanout.slowdown 2    # net bytes of a step sending big transfers to several peers,
+//	net.fanout.bytes 128K    #   likewise, from transfers of this size
 //	channels.max 2
 //	channels.minbytes 256K
 //	segment.min 8K
@@ -118,6 +121,23 @@ func (m *Model) set(key, val string) error {
 		case "wake":
 			if cls == "net" {
 				return dur(&m.NetWake)
+			}
+		case "wake.others":
+			if cls == "net" {
+				v, err := strconv.ParseFloat(val, 64)
+				if err != nil || v < 0 || v > 1 {
+					return fmt.Errorf("bad share %q (0 to 1)", val)
+				}
+				m.NetWakeOthers = v
+				return nil
+			}
+		case "fanout.slowdown":
+			if cls == "net" {
+				return slowdown(&m.FanOut)
+			}
+		case "fanout.bytes":
+			if cls == "net" {
+				return size(&m.FanOutMin)
 			}
 		}
 		return fmt.Errorf("unknown setting")
