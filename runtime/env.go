@@ -41,7 +41,7 @@ type Knobs struct {
 	// ShmDirect says which payloads between ranks of one server are read
 	// in place from the sender's memory (process_vm_readv, see shmlink's
 	// direct.go) instead of going through the shm rings: payloads of 256
-	// KiB to 16 MiB from the caller's send buffer, of the collectives
+	// KiB and more from the caller's send buffer, of the collectives
 	// directMode.posts names. HCCL_SHM_DIRECT=1 posts those of every
 	// collective, HCCL_SHM_DIRECT=0 (or HCCL_SHM_DIRECT_DISABLE=1) none.
 	ShmDirect        directMode

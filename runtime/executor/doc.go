@@ -14,8 +14,8 @@
 // (transport.AsyncSender: TCP writes the rest while the rank waits for
 // its receives over TCP, or on a goroutine of the link when the step
 // also waits on shared memory), handed over in place (transport.Poster: shared memory
-// can let the peer copy transfers of up to postMax bytes straight out of
-// this rank's buffer, where the runtime turns that on) or small enough
+// can let the peer copy transfers straight out of this rank's buffer,
+// where the runtime turns that on) or small enough
 // for the link's buffer (transport.TrySender), then the step's local
 // copies and reductions. Of several ops left, it takes the receives that
 // have arrived whole as they come, polling small ones for a while

@@ -327,20 +327,23 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 	return left
 }
 
-// postMax is the largest transfer posted in place (transport.Poster);
-// larger ones stream through the link's buffer. On the PVM machine the
-// kernel copied another process's memory at about 7 GB/s once the buffers
-// were out of the cache, against 17 GB/s for a copy in user space, so the
-// ring's two copies through cache-resident memory overtook the one copy at
-// 8 MiB transfers, and the bound was 4 MiB. On the KVM machine 16 MiB
-// measured better at np 2 (interleaved runs, medians out of place, 16 MiB
-// calls, that is 8 MiB transfers): AllGather 1290 -> 1085 us in the
-// machine's close CPU placement (4 runs), AlltoAll 1139 -> 833 and
-// AlltoAllV 1533 -> 1048 in the far one (3 runs), AlltoAllV 1470 -> 1627
-// in the close one, the rest within 2%; a bound of 64 MiB lost at 64 MiB
-// calls (32 MiB transfers). Which calls post at all is the caller's
-// choice (Call.Post; runtime/env.go says which and why).
-const postMax = 16 << 20
+// inlineMax is the largest transfer that is not posted in place and goes
+// into the link's buffer inline, segment by segment while there is room
+// (transport.TrySender); larger ones are sent by exec.
+//
+// Posted transfers have no bound of their own. They had one (4 MiB on the
+// PVM machine, where the kernel copied another process's memory at about
+// 7 GB/s once the buffers were out of the cache against 17 GB/s for a copy
+// in user space; 16 MiB on the AMD host, where a bound of 64 MiB lost at
+// 64 MiB calls), beyond which the rings' two copies served. On the Intel
+// host of 2026-12-05, with the reads as raw system calls (shm.ReadProcess),
+// in place won at every size above it (np 2, interleaved runs, out of
+// place, ms; against the bound of 16 MiB): AllGather 64 MiB 9.9-10.7
+// against 12.7-13.5 (Open MPI 11.4-11.6), 256 MiB 49.5-50.4 against
+// 57.1-65.6 (48.4-51.2); AlltoAll 64 MiB 11.5-13.9 against 13.5-14.4,
+// 256 MiB 50.0-51.6 against 56.9-58.9; as Open MPI reads in place at
+// every size.
+const inlineMax = 16 << 20
 
 // posted is a link that a step posted payloads to or started sends on
 // (transport.Poster, transport.AsyncSender).
@@ -351,10 +354,10 @@ type posted struct {
 
 // tryInline sends t as far as its link takes it without waiting: started,
 // the link writing the rest while this rank waits for its receives
-// (transport.AsyncSender), or, if it is at most postMax bytes, handed over
-// in place (transport.Poster), the step then waiting at its end for the
-// link to be done with it (waitPosted), or else into the link's buffer,
-// segment by segment while there is room (transport.TrySender). It
+// (transport.AsyncSender), or handed over in place (transport.Poster), the
+// step then waiting at its end for the link to be done with it
+// (waitPosted), or else, if it is at most inlineMax bytes, into the link's
+// buffer, segment by segment while there is room (transport.TrySender). It
 // reports whether all of t was sent; exec sends the rest, from t.sent. An
 // error is left to exec too, which meets it again and reports it.
 //
@@ -380,7 +383,7 @@ func (r *run) tryInline(ctx context.Context, t *task) bool {
 		r.e.posted = append(r.e.posted, posted{t.op.Peer, as})
 		return true
 	}
-	if p, ok := link.(transport.Poster); ok && r.call.Post && len(t.src) <= postMax && len(t.src) > 0 && t.op.Src.Buf == plan.BufSend {
+	if p, ok := link.(transport.Poster); ok && r.call.Post && len(t.src) > 0 && t.op.Src.Buf == plan.BufSend {
 		// One frame for the whole transfer: the receiver takes it for
 		// the segments it covers (recv), and reads it with one system
 		// call instead of one per segment.
@@ -391,7 +394,7 @@ func (r *run) tryInline(ctx context.Context, t *task) bool {
 		}
 	}
 	ts, ok := link.(transport.TrySender)
-	if !ok || len(t.src) > postMax {
+	if !ok || len(t.src) > inlineMax {
 		return false
 	}
 	for {

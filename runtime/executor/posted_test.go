@@ -59,11 +59,12 @@ func sumBytes(dst, a, b []byte) {
 // TestPostedSends runs an exchange step (each rank sends its send buffer
 // and receives, or receive-reduces, the peer's) over real shm links, with
 // transfers that are posted in place as one frame for several segments
-// (through a default ring, and through a ring smaller than one segment),
-// too large to be posted at all, and, over links that do not read in place,
-// sent inline into the ring whole and in part (the rest on a worker). Both ranks must end with the
-// exact expected bytes, and a second call on the same buffers must see the
-// first call's reads finished.
+// (through a default ring, through a ring smaller than one segment, and
+// beyond the bound of what is sent inline), and, over links that do not
+// read in place, sent inline into the ring whole and in part (the rest on
+// a worker). Both ranks must end with the exact expected bytes, and a
+// second call on the same buffers must see the first call's reads
+// finished.
 func TestPostedSends(t *testing.T) {
 	const seg = 256 << 10
 	for _, tt := range []struct {
@@ -73,8 +74,8 @@ func TestPostedSends(t *testing.T) {
 		noDirect  bool
 	}{
 		{"posted whole", 0, 3*seg + 8, false},
-		{"posted through a small ring", 512, postMax, false},
-		{"beyond postMax", 0, postMax + seg, false},
+		{"posted through a small ring", 512, 16 << 20, false},
+		{"posted, larger than the inline bound", 0, inlineMax + seg, false},
 		{"inline into the ring", 0, 3*seg + 8, true},
 		{"inline in part", 2 * seg, 3*seg + 8, true},
 	} {

@@ -137,14 +137,14 @@ type Model struct {
 	MemSlowdown          float64
 	// Posted says which collectives hand the shm transfers from the
 	// caller's send buffer over in place (bit 1<<Coll; HCCL_SHM_DIRECT),
-	// for transfers of PostMin to PostMax bytes: the receiver copies them
+	// for transfers of PostMin bytes and more: the receiver copies them
 	// out of the sender's memory, one copy where the ring makes two, so
 	// they are priced at half the shm link's bytes. It is what sets mesh
 	// AllGather apart, all of whose sends leave from the send buffer,
 	// where ring, rhd and pat forward from the receive buffer after their
 	// first step (at np 4 on 2 cores, 4 MiB: mesh 291 us, ring 483).
-	Posted           uint32
-	PostMin, PostMax int64
+	Posted  uint32
+	PostMin int64
 
 	// MaxChannels bounds the channel count; each channel must get at least
 	// MinChannelBytes of the call, so small calls get fewer.
@@ -241,11 +241,10 @@ func DefaultModel() Model {
 		MinChannelBytes: 256 << 10,
 		MinSegment:      8 << 10,
 		MaxSegment:      512 << 10,
-		// The runtime's default (runtime/env.go) and bounds
-		// (shmlink's directMin, the executor's postMax).
+		// The runtime's default (runtime/env.go) and bound (shmlink's
+		// directMin).
 		Posted:  PostedBit(plan.AllGather) | PostedBit(plan.AlltoAll) | PostedBit(plan.AlltoAllV),
 		PostMin: 256 << 10,
-		PostMax: 16 << 20,
 	}
 }
 
