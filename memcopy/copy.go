@@ -27,7 +27,8 @@
 // copy that large does not fit the cache beside the collective's other
 // buffers, and Go's copy stores it around the cache (non-temporal stores
 // from 1 MiB on, runtime/memmove_amd64.s), where REP MOVSB reads every
-// destination line in first and evicts lines the rings still need.
+// destination line in first and evicts lines the rings still need. How
+// large that is depends on the last-level cache (stream.go).
 package memcopy
 
 // Copy copies min(len(dst), len(src)) bytes from src into dst and returns
@@ -35,7 +36,7 @@ package memcopy
 // them (REP MOVSB only copies forwards).
 func Copy(dst, src []byte) int {
 	n := min(len(dst), len(src))
-	if n >= repMovsbMin && n < streamMin && hasRepMovsb && !overlap(dst[:n], src[:n]) {
+	if n >= repMovsbMin && hasRepMovsb && n < streamMin() && !overlap(dst[:n], src[:n]) {
 		repMovsb(&dst[0], &src[0], uintptr(n))
 		return n
 	}
@@ -44,18 +45,3 @@ func Copy(dst, src []byte) int {
 
 // repMovsbMin is the shortest copy that Copy does with REP MOVSB.
 const repMovsbMin = 4 << 10
-
-// streamMin is the shortest copy that Copy leaves to Go's copy because it
-// streams past the cache. The executor's copy of a rank's own block is the
-// copy this large (AllGather and AlltoAll out of place). Measured on the
-// KVM machine of 2026-12-03 (AMD EPYC, 32 MiB L3, no AVX-512), np 2,
-// interleaved runs of the two builds, medians out of place over six runs:
-// AllGather 16 MiB 2324 -> 2160 us, 64 MiB 11113 -> 9632; AlltoAll 16 MiB
-// 2428 -> 2140, 64 MiB 11152 -> 9738; sizes whose blocks stay below
-// streamMin unchanged within the noise (+-10%). A bound of 1 MiB did as
-// well at 16 and 64 MiB (AllGather 0.86 and 0.79 of the time, four runs)
-// and worse at AllGather 4 MiB (285 -> 321 us): 2 MiB blocks are better
-// copied through the cache. A copy of
-// 8 MiB alone, in a loop whose buffers stay in the cache, is faster with
-// REP MOVSB (31 against 23 GB/s), of 64 MiB slower (14 against 19).
-const streamMin = 8 << 20

@@ -2,6 +2,9 @@ package memcopy
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -9,8 +12,13 @@ import (
 // repMovsbMin and of streamMin, and misaligned starts, with bytes around the destination
 // that must stay untouched.
 func TestCopy(t *testing.T) {
-	src := pattern(streamMin+64, 7)
-	for _, n := range []int{0, 1, 7, 63, 4095, repMovsbMin, repMovsbMin + 1, 65536 + 3, 1 << 20, streamMin - 1, streamMin + 5} {
+	// The bound as small as it goes, so that the copies around it stay
+	// small on a host whose bound is a quarter of a large L3.
+	streamMin()
+	defer func(old int) { stream.min = old }(stream.min)
+	stream.min = streamFloor
+	src := pattern(streamFloor+64, 7)
+	for _, n := range []int{0, 1, 7, 63, 4095, repMovsbMin, repMovsbMin + 1, 65536 + 3, 1 << 20, streamFloor - 1, streamFloor + 5} {
 		for _, off := range [][2]int{{0, 0}, {1, 0}, {0, 3}, {5, 13}, {8, 24}} {
 			so, do := off[0], off[1]
 			dst := bytes.Repeat([]byte{0xee}, n+do+32)
@@ -60,4 +68,39 @@ func pattern(n int, seed uint64) []byte {
 		p[i] = byte(uint64(i)%251 + uint64(i)>>8 + seed)
 	}
 	return p
+}
+
+// TestStreamBound: the bound is a quarter of the largest level's data or
+// unified cache as sysfs lists it, and streamFloor at least.
+func TestStreamBound(t *testing.T) {
+	type cache struct{ level, typ, size string }
+	for _, c := range []struct {
+		name   string
+		caches []cache
+		want   int
+	}{
+		{"Intel VM", []cache{{"1", "Data", "48K"}, {"1", "Instruction", "64K"}, {"2", "Unified", "2048K"}, {"3", "Unified", "491520K"}}, 120 << 20},
+		{"AMD VM", []cache{{"1", "Data", "32K"}, {"1", "Instruction", "32K"}, {"2", "Unified", "512K"}, {"3", "Unified", "32768K"}}, 8 << 20},
+		{"an L3 of 128 MiB", []cache{{"2", "Unified", "1M"}, {"3", "Unified", "128M"}}, 32 << 20},
+		{"an instruction cache alone at the top", []cache{{"2", "Unified", "64M"}, {"3", "Instruction", "1024M"}}, 16 << 20},
+		{"nothing listed", nil, streamFloor},
+		{"unreadable sizes", []cache{{"3", "Unified", "lots"}}, streamFloor},
+	} {
+		dir := t.TempDir()
+		for i, k := range c.caches {
+			d := filepath.Join(dir, fmt.Sprintf("index%d", i))
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, v := range map[string]string{"level": k.level, "type": k.typ, "size": k.size} {
+				if err := os.WriteFile(filepath.Join(d, name), []byte(v+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got := streamBound(lastLevelCache(dir)); got != c.want {
+			t.Errorf("%s: streamMin %d, want %d", c.name, got, c.want)
+		}
+	}
+	t.Logf("this host: last-level cache %d bytes, streamMin %d", lastLevelCache(cacheDir), streamMin())
 }
