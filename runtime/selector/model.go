@@ -104,10 +104,10 @@ type Model struct {
 	// against 553. Priced for the steps that send several such transfers
 	// at once, it keeps one-shot and mesh off sizes where one peer at a
 	// time wins; priced for every algorithm it cost one or two points of
-	// cal36 and put ring or rhd in one-shot's place at np 3 128 KiB. Larger socket
-	// buffers, reno or bbr, autocorking off and frames of 64 or 128 KiB
-	// did not move the step; a profile puts the senders' kernel time in
-	// tcp_write_xmit and softirqs (docs/selector.md).
+	// cal36 and put ring or rhd in one-shot's place at np 3 128 KiB.
+	// Larger socket buffers, reno or bbr, autocorking off and frames of
+	// 64 or 128 KiB did not move the step; a profile puts the senders'
+	// kernel time in tcp_write_xmit and softirqs (docs/selector.md).
 	FanOut    float64
 	FanOutMin int64
 	// Head is the time per byte, in seconds, that the first frameHead
