@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/hcclrun/hcclrun/memcopy"
@@ -331,19 +332,24 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 // into the link's buffer inline, segment by segment while there is room
 // (transport.TrySender); larger ones are sent by exec.
 //
-// Posted transfers have no bound of their own. They had one (4 MiB on the
-// PVM machine, where the kernel copied another process's memory at about
-// 7 GB/s once the buffers were out of the cache against 17 GB/s for a copy
-// in user space; 16 MiB on the AMD host, where a bound of 64 MiB lost at
-// 64 MiB calls), beyond which the rings' two copies served. On the Intel
-// host of 2026-12-05, with the reads as raw system calls (shm.ReadProcess),
-// in place won at every size above it (np 2, interleaved runs, out of
-// place, ms; against the bound of 16 MiB): AllGather 64 MiB 9.9-10.7
-// against 12.7-13.5 (Open MPI 11.4-11.6), 256 MiB 49.5-50.4 against
-// 57.1-65.6 (48.4-51.2); AlltoAll 64 MiB 11.5-13.9 against 13.5-14.4,
-// 256 MiB 50.0-51.6 against 56.9-58.9; as Open MPI reads in place at
-// every size.
+// Posted transfers have no bound of their own but the frame's (frameMax).
+// They had one (4 MiB on the PVM machine, where the kernel copied another
+// process's memory at about 7 GB/s once the buffers were out of the cache
+// against 17 GB/s for a copy in user space; 16 MiB on the AMD host, where
+// a bound of 64 MiB lost at 64 MiB calls), beyond which the rings' two
+// copies served. On the Intel host of 2026-12-05, with the reads as raw
+// system calls (shm.ReadProcess), in place won at every size above it (np
+// 2, interleaved runs, out of place, ms; against the bound of 16 MiB):
+// AllGather 64 MiB 9.9-10.7 against 12.7-13.5 (Open MPI 11.4-11.6), 256
+// MiB 49.5-50.4 against 57.1-65.6 (48.4-51.2); AlltoAll 64 MiB 11.5-13.9
+// against 13.5-14.4, 256 MiB 50.0-51.6 against 56.9-58.9; as Open MPI
+// reads in place at every size.
 const inlineMax = 16 << 20
+
+// frameMax is the largest transfer one frame can carry (netio.Header's Len
+// is 32 bits): a transfer posted in place, or started on a TCP link, goes
+// as one frame; a larger one goes segment by segment (exec).
+const frameMax = math.MaxUint32
 
 // posted is a link that a step posted payloads to or started sends on
 // (transport.Poster, transport.AsyncSender).
@@ -372,7 +378,7 @@ func (r *run) tryInline(ctx context.Context, t *task) bool {
 	if link == nil {
 		return false
 	}
-	if as, ok := link.(transport.AsyncSender); ok {
+	if as, ok := link.(transport.AsyncSender); ok && uint64(len(t.src)) <= frameMax {
 		// One header for the whole transfer: the link cuts it into
 		// frames of its own size, which the receiver takes as they come
 		// (recv).
@@ -383,7 +389,7 @@ func (r *run) tryInline(ctx context.Context, t *task) bool {
 		r.e.posted = append(r.e.posted, posted{t.op.Peer, as})
 		return true
 	}
-	if p, ok := link.(transport.Poster); ok && r.call.Post && len(t.src) > 0 && t.op.Src.Buf == plan.BufSend {
+	if p, ok := link.(transport.Poster); ok && r.call.Post && len(t.src) > 0 && uint64(len(t.src)) <= frameMax && t.op.Src.Buf == plan.BufSend {
 		// One frame for the whole transfer: the receiver takes it for
 		// the segments it covers (recv), and reads it with one system
 		// call instead of one per segment.
