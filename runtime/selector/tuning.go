@@ -102,6 +102,16 @@ func (m *Model) set(key, val string) error {
 		*p = v
 		return nil
 	}
+	share := func(p *float64) error {
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil || v < 0 || v > 1 {
+			return fmt.Errorf("bad share %q (0 to 1)", val)
+		}
+		*p = v
+		return nil
+	}
+	// A link class's own constants; the model's other settings named
+	// after a class (shm.head.bandwidth, net.wake, ...) are below.
 	if cls, field, ok := strings.Cut(key, "."); ok && (cls == "shm" || cls == "net") {
 		l := &m.Links[Shm]
 		if cls == "net" {
@@ -114,36 +124,20 @@ func (m *Model) set(key, val string) error {
 			return rate(&l.Beta)
 		case "parallel":
 			return count(&l.Parallel)
-		case "head.bandwidth":
-			if cls == "shm" {
-				return rate(&m.Head)
-			}
-		case "wake":
-			if cls == "net" {
-				return dur(&m.NetWake)
-			}
-		case "wake.others":
-			if cls == "net" {
-				v, err := strconv.ParseFloat(val, 64)
-				if err != nil || v < 0 || v > 1 {
-					return fmt.Errorf("bad share %q (0 to 1)", val)
-				}
-				m.NetWakeOthers = v
-				return nil
-			}
-		case "fanout.slowdown":
-			if cls == "net" {
-				return slowdown(&m.FanOut)
-			}
-		case "fanout.bytes":
-			if cls == "net" {
-				return size(&m.FanOutMin)
-			}
 		}
-		return fmt.Errorf("unknown setting")
 	}
 	var err error
 	switch key {
+	case "shm.head.bandwidth":
+		return rate(&m.Head)
+	case "net.wake":
+		return dur(&m.NetWake)
+	case "net.wake.others":
+		return share(&m.NetWakeOthers)
+	case "net.fanout.slowdown":
+		return slowdown(&m.FanOut)
+	case "net.fanout.bytes":
+		return size(&m.FanOutMin)
 	case "reduce.bandwidth":
 		return rate(&m.Gamma)
 	case "copy.bandwidth":
