@@ -378,7 +378,8 @@ func (r *run) tryInline(ctx context.Context, t *task) bool {
 	if link == nil {
 		return false
 	}
-	if as, ok := link.(transport.AsyncSender); ok && uint64(len(t.src)) <= frameMax {
+	oneFrame := uint64(len(t.src)) <= frameMax
+	if as, ok := link.(transport.AsyncSender); ok && oneFrame {
 		// One header for the whole transfer: the link cuts it into
 		// frames of its own size, which the receiver takes as they come
 		// (recv).
@@ -389,7 +390,7 @@ func (r *run) tryInline(ctx context.Context, t *task) bool {
 		r.e.posted = append(r.e.posted, posted{t.op.Peer, as})
 		return true
 	}
-	if p, ok := link.(transport.Poster); ok && r.call.Post && len(t.src) > 0 && uint64(len(t.src)) <= frameMax && t.op.Src.Buf == plan.BufSend {
+	if p, ok := link.(transport.Poster); ok && r.call.Post && len(t.src) > 0 && oneFrame && t.op.Src.Buf == plan.BufSend {
 		// One frame for the whole transfer: the receiver takes it for
 		// the segments it covers (recv), and reads it with one system
 		// call instead of one per segment.
