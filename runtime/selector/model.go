@@ -90,16 +90,17 @@ type Model struct {
 	// over TCP alone: the rank parks on the first, and by the time it
 	// holds a core again the others have mostly arrived. Counted whole,
 	// mesh (two rounds of two receives at np 3) was priced as ring (four
-	// rounds of one) and measured 0.55-0.85 of it from 8 B to 128 KiB at
-	// np 3 and 4 (cal35, cal36: np 3 8 B 77-86 us against 108; 32 KiB
-	// 101-111 against 171-189; np 4 8 B 86-108 against 118-133).
+	// rounds of one) and measured 0.54-0.85 of it from 8 B to 128 KiB at
+	// np 3 and 4, 0.97 once (cal35, cal36: np 3 8 B 77-86 us against
+	// 107-108; 32 KiB 101-111 against 171-189; np 4 8 B 86-108 against
+	// 118-133; np 4 128 KiB 291 against 299 in cal35).
 	NetWakeOthers float64
 	// FanOut is how many times dearer the net bytes of a step that sends
 	// transfers of FanOutMin bytes or more to several peers at once
 	// (mesh, one-shot) are when ranks outnumber cores. Over loopback TCP
 	// at np 3 on 2 cores every algorithm's time jumps where its largest
 	// transfer reaches 128 KiB (two loopback segments of 64 KiB), by
-	// 50-90%: one-shot AllReduce 135-140 us at 112 KiB against 217-227
+	// 50-70%: one-shot AllReduce 134-138 us at 112 KiB against 225-228
 	// at 128 KiB; ring 346 us at 336 KiB against 525 at 384 KiB; mesh 333
 	// against 553. Priced for the steps that send several such transfers
 	// at once, it keeps one-shot and mesh off sizes where one peer at a
