@@ -102,6 +102,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		}
 		shm.SetSpin(spin)
 		shm.SetYield(yield)
+		shmlink.SetShare(yield == 0) // a core for each rank: see SetShare
 		m.poll = executor.Poll{Spin: spin, Yield: yield, Relax: shm.Pause, YieldProcessor: shm.Yield}
 		if m.shm, err = shmlink.Listen(job.JobID, job.Rank, job.Key, log); err != nil {
 			tcp.Close()

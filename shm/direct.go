@@ -70,17 +70,28 @@ func (r *Ring) Ack() {
 
 // AwaitAcks waits until the consumer has acknowledged n payloads in all
 // (the producer counts what it handed over), or the ring closes, or ctx
-// ends. Acknowledgements that arrived before a close still count.
-func (r *Ring) AwaitAcks(ctx context.Context, n uint64) error {
+// ends. Acknowledgements that arrived before a close still count. Meanwhile
+// it writes the pieces of the payloads that the consumer offers (share.go)
+// with write, unless write is nil.
+func (r *Ring) AwaitAcks(ctx context.Context, n uint64, write ShareWriter) error {
 	s := sleeper{ev: r.ackEv, waiting: r.ackWaiting, counter: r.acked, want: n}
+	progress := func() bool { return r.acked.Load() >= n }
+	if write != nil {
+		s.also = r.shareOffered
+		progress = func() bool { return r.acked.Load() >= n || r.shareOffered() }
+	}
 	for r.acked.Load() < n {
+		if write != nil && r.shareOffered() {
+			r.share(write)
+			continue
+		}
 		if r.closed.Load() != 0 || r.local.Load() {
 			if err := r.closedErr(); err != nil {
 				return err
 			}
 			return ErrPeerClosed
 		}
-		if err := r.wait(ctx, &s, func() bool { return r.acked.Load() >= n }); err != nil {
+		if err := r.wait(ctx, &s, progress); err != nil {
 			return err
 		}
 	}

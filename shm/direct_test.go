@@ -50,11 +50,11 @@ func TestAcks(t *testing.T) {
 	prod, cons := ringPair(t, 1<<12)
 	ctx := testCtx(t, 20*time.Second)
 	cons.Ack()
-	if err := prod.AwaitAcks(ctx, 1); err != nil {
+	if err := prod.AwaitAcks(ctx, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- prod.AwaitAcks(ctx, 3) }()
+	go func() { done <- prod.AwaitAcks(ctx, 3, nil) }()
 	cons.Ack()
 	time.Sleep(100 * time.Millisecond) // past the spin: the producer sleeps
 	select {
@@ -71,13 +71,13 @@ func TestAcks(t *testing.T) {
 		t.Errorf("woken %v after the ack: the ack did not wake it", d)
 	}
 
-	go func() { done <- prod.AwaitAcks(ctx, 4) }()
+	go func() { done <- prod.AwaitAcks(ctx, 4, nil) }()
 	time.Sleep(50 * time.Millisecond)
 	cons.Close()
 	if err := <-done; !errors.Is(err, ErrPeerClosed) {
 		t.Fatalf("AwaitAcks across the consumer's close: %v, want ErrPeerClosed", err)
 	}
-	if err := prod.AwaitAcks(ctx, 3); err != nil {
+	if err := prod.AwaitAcks(ctx, 3, nil); err != nil {
 		t.Fatalf("acks that came before the close: %v", err)
 	}
 }

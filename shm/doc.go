@@ -44,6 +44,13 @@
 // ring stood when it was posted, and [Ring.NextFrame] says which way the
 // next frame comes.
 //
+// A payload may also stay in the producer's memory, handed over by
+// reference: the consumer copies it out with process_vm_readv
+// ([ReadProcess]) and acknowledges it ([Ring.Ack], [Ring.AwaitAcks];
+// direct.go), and may offer the producer a share of that copy, pieces the
+// producer writes into the consumer's memory while it waits for the
+// acknowledgement ([Ring.OfferShare]; share.go).
+//
 // # Waiting
 //
 // A side that must wait spins for a few microseconds (yielding the processor

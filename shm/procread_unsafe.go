@@ -34,26 +34,39 @@ func Addr(p []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&p[0]))) }
 // AlltoAll 1468-1700 -> 1441-1502 (Open MPI 1406-1487); 6412 -> 1266
 // context switches in 620 AllGathers.
 func ReadProcess(pid int, dst []byte, addr uint64) error {
-	for len(dst) > 0 {
-		local := unix.Iovec{Base: &dst[0]}
-		local.SetLen(len(dst))
-		remote := unix.RemoteIovec{Base: uintptr(addr), Len: len(dst)}
+	return processVM(unix.SYS_PROCESS_VM_READV, "process_vm_readv", pid, dst, addr)
+}
+
+// WriteProcess copies src to address addr of process pid
+// (process_vm_writev), as ReadProcess reads.
+func WriteProcess(pid int, src []byte, addr uint64) error {
+	return processVM(unix.SYS_PROCESS_VM_WRITEV, "process_vm_writev", pid, src, addr)
+}
+
+// processVM moves len(local) bytes between local and address addr of
+// process pid with the system call nr (process_vm_readv or _writev, named
+// name), looping over partial transfers.
+func processVM(nr uintptr, name string, pid int, local []byte, addr uint64) error {
+	for len(local) > 0 {
+		iov := unix.Iovec{Base: &local[0]}
+		iov.SetLen(len(local))
+		remote := unix.RemoteIovec{Base: uintptr(addr), Len: len(local)}
 		// The syscall directly, with the vectors on the stack: the
 		// x/sys wrapper takes slices, which would escape. Raw: see
 		// ReadProcess's doc.
-		n, _, errno := unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(pid),
-			uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
+		n, _, errno := unix.RawSyscall6(nr, uintptr(pid),
+			uintptr(unsafe.Pointer(&iov)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
 		switch {
 		case errno == syscall.EINTR:
 			continue
 		case errno == syscall.ESRCH:
 			return fmt.Errorf("%w: process %d: %w", ErrPeerGone, pid, errno)
 		case errno != 0:
-			return fmt.Errorf("process_vm_readv of %d bytes at %#x in process %d: %w", len(dst), addr, pid, errno)
+			return fmt.Errorf("%s of %d bytes at %#x in process %d: %w", name, len(local), addr, pid, errno)
 		case n == 0:
-			return fmt.Errorf("process_vm_readv of %d bytes at %#x in process %d: %w", len(dst), addr, pid, errors.New("nothing read"))
+			return fmt.Errorf("%s of %d bytes at %#x in process %d: %w", name, len(local), addr, pid, errors.New("nothing moved"))
 		}
-		dst = dst[n:]
+		local = local[n:]
 		addr += uint64(n)
 	}
 	return nil

@@ -32,13 +32,14 @@ const (
 	offAcked       = 768 // uint64: payloads handed over in place that the consumer has read
 	offAckEv       = 776 // uint32 futex word the producer sleeps on for an acknowledgement
 	offAckWaiting  = 780 // uint32: 1 while the producer is (about to be) asleep for one
-	// 896 and up: the fast boxes (fastbox.go).
+	// 896 and up: the fast boxes (fastbox.go); 3072 and up: shared
+	// reads (share.go).
 
 	// RingHeaderSize is the space a ring's header takes before its data.
 	RingHeaderSize = 4096
 
 	ringMagic   = 0x474e5248 // "HRNG"
-	ringVersion = 4
+	ringVersion = 5
 
 	// MinRingCapacity is the smallest data area NewRing accepts. Anything
 	// smaller than a frame header would make every frame wrap.
@@ -92,11 +93,16 @@ type Ring struct {
 	// the fast boxes: messages posted, and taken as last read.
 	wHead, wTail      uint64
 	wFast, wFastTaken uint64
+	wShareBroken      bool // a piece of a shared read could not be written (share.go)
 	_                 [64]byte
 	// Consumer-local state, likewise, and the fast-box messages taken.
 	rTail, rHead uint64
 	rFast        uint64
-	_            [64]byte
+	// The consumer's offers of shared reads (share.go): how many it made,
+	// the current one's bytes and piece, the producer's pieces awaited.
+	rShareGen, rShared       uint64
+	rShareBytes, rSharePiece int
+	_                        [64]byte
 }
 
 // NewRing lays out an empty ring with capacity data bytes at the start of b
@@ -111,10 +117,12 @@ func NewRing(b []byte, capacity int) (*Ring, error) {
 		return nil, fmt.Errorf("shm: ring of %d bytes needs %d bytes of memory, have %d", capacity, RingBytes(capacity), len(b))
 	}
 	hdr := b[:RingHeaderSize]
-	for _, off := range []int{offProdAddr, offHead, offTail, offConsWant, offProdWant, offAcked} {
+	for _, off := range []int{offProdAddr, offHead, offTail, offConsWant, offProdWant, offAcked,
+		offShareSrc, offShareDst, offShareBytes, offSharePiece, offShareCursor, offShared} {
 		word64(hdr, off).Store(0)
 	}
-	for _, off := range []int{offDirect, offDataEv, offConsWaiting, offSpaceEv, offProdWaiting, offClosed, offAckEv, offAckWaiting} {
+	for _, off := range []int{offDirect, offDataEv, offConsWaiting, offSpaceEv, offProdWaiting, offClosed, offAckEv, offAckWaiting,
+		offShareEv, offShareWaiting, offShareBroken} {
 		word32(hdr, off).Store(0)
 	}
 	attachFastBoxes(hdr).clear()

@@ -107,6 +107,7 @@ func (l *Link) post(ctx context.Context, h *netio.Header, p []byte) error {
 		return err
 	}
 	l.posted++
+	l.unacked = append(l.unacked, p)
 	return nil
 }
 
@@ -139,7 +140,13 @@ func (l *Link) WaitPosted(ctx context.Context) error {
 	if err := l.sendReady(); err != nil {
 		return err
 	}
-	return l.sent(l.tx.AwaitAcks(ctx, l.posted))
+	if err := l.tx.AwaitAcks(ctx, l.posted, l.writer); err != nil {
+		return l.sent(err)
+	}
+	// The caller's buffers are its own again: no reference kept.
+	clear(l.unacked)
+	l.unacked = l.unacked[:0]
+	return nil
 }
 
 // readRef reads the reference that follows a header marked flagDirect:

@@ -3,10 +3,13 @@ package shmlink
 import (
 	"bytes"
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/shm"
 )
 
 func patterned(n int, seed byte) []byte {
@@ -141,6 +144,32 @@ func TestDirectTwoProcesses(t *testing.T) {
 			t.Fatalf("echo of %d bytes: %+v, equal %v, %v", n, got, bytes.Equal(q, p), err)
 		}
 	}
+	// The child's reads are shared with this side's WaitPosted, which
+	// writes pieces into the child's memory: until one did.
+	shm.SetSpin(time.Second)
+	defer shm.SetSpin(shm.DefaultSpin)
+	var written atomic.Int64
+	link.writer = func(dst, src uint64, n int) error {
+		written.Add(int64(n))
+		return link.writeShare(dst, src, n)
+	}
+	for i := 0; i < 20 && written.Load() == 0; i++ {
+		p := patterned(4<<20, byte(i))
+		h := netio.Header{Seq: uint64(10 + i), Len: uint32(len(p))}
+		if posted, err := link.TryPost(ctx, &h, p); !posted || err != nil {
+			t.Fatalf("TryPost: posted %v, %v", posted, err)
+		}
+		if err := link.WaitPosted(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, q, err := recvOne(ctx, link)
+		if err != nil || got != h || !bytes.Equal(q, p) {
+			t.Fatalf("echo of %d bytes: %+v, equal %v, %v", len(p), got, bytes.Equal(q, p), err)
+		}
+	}
+	if written.Load() == 0 {
+		t.Fatal("no piece written into the child's memory in 20 payloads")
+	}
 	link.Close()
 	if err := c.cmd.Wait(); err != nil {
 		t.Fatalf("child: %v", err)
@@ -159,4 +188,82 @@ func TestDirectReaderKilled(t *testing.T) {
 	}
 	c.killDuring(t, "WaitPosted", func() error { return link.WaitPosted(ctx) })
 	c.cmd.Wait()
+}
+
+// TestSharedRead: a receiver copying a large direct payload out shares the
+// copy with a sender waiting in WaitPosted, which writes pieces of it
+// straight into the receiver's destination; one that cannot write has the
+// receiver read it all, and is offered no more. Sender and receiver are
+// goroutines of one process here, and the sender does not always get to
+// run while the receiver reads (it yields its P while it spins): each part
+// sends payloads until the sender took a piece, at most a few dozen.
+func TestSharedRead(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	// The sender spins in WaitPosted instead of sleeping, so that it
+	// sees the offers at once.
+	shm.SetSpin(time.Second)
+	defer shm.SetSpin(shm.DefaultSpin)
+	l, d := pair(t, 0)
+	seq := 0
+	send := func(n int) {
+		t.Helper()
+		seq++
+		p := patterned(n, byte(seq))
+		h := netio.Header{Seq: uint64(seq), Len: uint32(n)}
+		if posted, err := d.TryPost(ctx, &h, p); !posted || err != nil {
+			t.Fatalf("TryPost of %d bytes: posted %v, %v", n, posted, err)
+		}
+		waited := make(chan error, 1)
+		go func() { waited <- d.WaitPosted(ctx) }()
+		time.Sleep(time.Millisecond)
+		got, q, err := recvOne(ctx, l)
+		if err != nil || got != h {
+			t.Fatalf("%d bytes: header %+v, %v", n, got, err)
+		}
+		if err := <-waited; err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(q, p) {
+			t.Fatalf("payload %d (%d bytes) differs", seq, n)
+		}
+	}
+	// Sizes around the part that is offered: what the pipe does not take
+	// (splice.go), from shareMin on.
+	for _, n := range []int{shareMin, 1<<20 + 3, 1<<20 + shareMin - 1, 1<<20 + shareMin + 1} {
+		send(n)
+	}
+	var written atomic.Int64
+	d.writer = func(dst, src uint64, n int) error {
+		written.Add(int64(n))
+		return d.writeShare(dst, src, n)
+	}
+	for i := 0; i < 50 && written.Load() == 0; i++ {
+		send(4<<20 + 4095)
+	}
+	if written.Load() == 0 || l.rx.ShareBroken() {
+		t.Fatalf("the sender wrote %d bytes of 50 payloads; broken %v", written.Load(), l.rx.ShareBroken())
+	}
+
+	var refused atomic.Int64
+	d.writer = func(dst, src uint64, n int) error {
+		refused.Add(1)
+		return errors.New("refused")
+	}
+	for i := 0; i < 50 && refused.Load() == 0; i++ {
+		send(4 << 20)
+	}
+	if refused.Load() == 0 || !l.rx.ShareBroken() {
+		t.Fatalf("refused %d pieces of 50 payloads, broken %v", refused.Load(), l.rx.ShareBroken())
+	}
+	// No more offers: the writer is not asked again.
+	n := refused.Load()
+	for range 3 {
+		send(4 << 20)
+	}
+	if refused.Load() != n {
+		t.Fatalf("asked to write %d pieces after the refusal", refused.Load()-n)
+	}
+	if err := d.writeShare(1, 2, 3); err == nil {
+		t.Fatal("writeShare wrote bytes of no payload handed over")
+	}
 }

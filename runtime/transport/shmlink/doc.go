@@ -59,6 +59,13 @@
 // Open MPI's CMA has the same limits. The runtime logs at DEBUG whether a
 // link reads in place (reads_in_place).
 //
+// A receiver that copies such a payload out offers the sender a share of
+// the copy (share.go): the sender, idle in WaitPosted, writes pieces from
+// the front straight into the receiver's destination (process_vm_writev)
+// while the receiver reads pieces from the back, so that a Broadcast's
+// root and leaf both copy. The runtime turns the offers off where ranks
+// outnumber cores (SetShare).
+//
 // # Ring size
 //
 // DialConfig.RingBytes is the data capacity per direction (the runtime maps

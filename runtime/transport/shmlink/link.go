@@ -55,6 +55,8 @@ type Link struct {
 	// Sender state, owned by the one sending goroutine.
 	hdrOut  [netio.HeaderSize + directRefSize]byte // a header, and the reference of a direct payload
 	posted  uint64                                 // direct payloads handed over, for AwaitAcks
+	unacked [][]byte                               // those not yet acknowledged, which the peer may ask this side to write (share.go)
+	writer  shm.ShareWriter                        // l.writeShare, made once; nil when this side cannot write the peer's memory
 	sendErr error                                  // sticky: a failed Send may have left half a frame
 
 	// Receiver state, owned by the one receiving goroutine.
@@ -87,6 +89,9 @@ func newLink(self, peer, channel int, seg *shm.Segment, tx, rx *shm.Ring, conn *
 	}
 	if direct {
 		l.pid = probePeer(conn, rx)
+	}
+	if l.pid != 0 {
+		l.writer = l.writeShare
 	}
 	go func() {
 		defer close(l.watchDone)
@@ -268,7 +273,7 @@ func (l *Link) RecvPayload(ctx context.Context, p []byte) error {
 		return err
 	}
 	if l.remote != 0 {
-		if err := l.readDirect(p, 0); err != nil {
+		if err := l.readShared(ctx, p); err != nil {
 			return l.recvBroken(err)
 		}
 		return l.consumedDirect()

@@ -1,0 +1,105 @@
+package shmlink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/hcclrun/hcclrun/shm"
+)
+
+// Shared reads: the sender writes a share of a payload it handed over in
+// place.
+//
+// A receiver that copies a direct payload into its destination (not one
+// it reduces piece by piece) offers the sender a share of the copy
+// (shm's share.go): the sender, which waits for the acknowledgement in
+// WaitPosted, writes pieces from the front of the payload into the
+// receiver's destination with process_vm_writev while the receiver reads
+// pieces from the back, so that both cores copy. A sender busy elsewhere
+// writes nothing and the receiver reads it all. What a Broadcast's leaf
+// gains at np 2 is in docs/performance.md.
+
+// shareMin is the smallest part of a payload offered: below it the
+// offer's few cache-line transfers and the pieces' system calls are a
+// noticeable part of the copy.
+const shareMin = 256 << 10
+
+// sharePieceMin is the smallest piece; an offer has at most sharePieces
+// pieces of at least that size, rounded to pages.
+const (
+	sharePieceMin = 64 << 10
+	sharePieces   = 16
+)
+
+// shareOffers says whether receivers offer shares (SetShare).
+var shareOffers atomic.Bool
+
+func init() { shareOffers.Store(true) }
+
+// SetShare turns this process's offers of shared reads on or off. Sharing
+// pays when the sender has a core of its own to copy on; on a host with
+// more ranks than cores the two sides would take turns on one core. The
+// process that owns the ranks decides, as for shm.SetSpin.
+func SetShare(on bool) { shareOffers.Store(on) }
+
+// sharePiece is the piece size for a part of n bytes.
+func sharePiece(n int) int {
+	p := max(sharePieceMin, (n+sharePieces-1)/sharePieces)
+	return (p + 4095) &^ 4095
+}
+
+// readShared copies the current direct payload into p (len(p) is the
+// payload's), sharing the copy with the sender when it is large enough.
+func (l *Link) readShared(ctx context.Context, p []byte) error {
+	head := min(len(p), l.spliced) // in the pipe: only this side can read it
+	rest := p[head:]
+	if len(rest) < shareMin || !shareOffers.Load() || l.rx.ShareBroken() {
+		return l.readDirect(p, 0)
+	}
+	if head > 0 {
+		if err := l.readDirect(p[:head], 0); err != nil {
+			return err
+		}
+	}
+	l.rx.OfferShare(l.remote+uint64(head), shm.Addr(rest), len(rest), sharePiece(len(rest)))
+	for {
+		off, n, ok := l.rx.ClaimBack()
+		if !ok {
+			break
+		}
+		if err := l.readDirect(rest[off:off+n], head+off); err != nil {
+			// Take back what the sender has not taken, and wait for
+			// what it has: it writes into p, which the caller reuses.
+			for ok {
+				_, _, ok = l.rx.ClaimBack()
+			}
+			_, _ = l.rx.AwaitShare(ctx)
+			return err
+		}
+	}
+	front, err := l.rx.AwaitShare(ctx)
+	if errors.Is(err, shm.ErrShareBroken) {
+		// The sender could not write its share: read it here. The
+		// payload is intact until this side acknowledges it.
+		return l.readDirect(rest[:front], head)
+	}
+	if err != nil {
+		return fmt.Errorf("waiting for rank %d's share of its payload: %w", l.peer, err)
+	}
+	return nil
+}
+
+// writeShare is the sender's part of a shared read (shm.ShareWriter): it
+// writes the n bytes at src, which must lie within a payload this side
+// handed over and the peer has not acknowledged, to dst in the peer.
+func (l *Link) writeShare(dst, src uint64, n int) error {
+	for _, p := range l.unacked {
+		if start := shm.Addr(p); src >= start && src-start+uint64(n) <= uint64(len(p)) {
+			off := int(src - start)
+			return shm.WriteProcess(l.pid, p[off:off+n], dst)
+		}
+	}
+	return fmt.Errorf("rank %d asked for %d bytes at %#x, not of a payload handed over", l.peer, n, src)
+}

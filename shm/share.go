@@ -1,0 +1,218 @@
+package shm
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Shared reads: the producer writes part of a payload it handed over in
+// place.
+//
+// A payload handed over in place (direct.go) is copied by the consumer's
+// core alone while the producer's core waits for the acknowledgement. When
+// the producer only sends (a Broadcast's root, a step whose receives are
+// done), that is half the machine idle: so the consumer may offer the
+// producer a share of the work. It cuts the part of the payload it reads
+// in place into pieces and publishes the offer (OfferShare): where the
+// payload is in the producer's process, where it goes in the consumer's,
+// and the pieces. Then both take pieces, the consumer from the back
+// (ClaimBack) and the producer, while it waits for acknowledgements
+// (AwaitAcks), from the front, writing them into the consumer's process
+// with WriteProcess (process_vm_writev). They meet wherever their speeds
+// put them, so an offer costs at most a piece more than the consumer
+// reading alone (and a system call per piece): a producer busy elsewhere
+// takes nothing. At the end the
+// consumer waits for the producer's last piece (AwaitShare).
+//
+// Measured with two C processes on the Intel host of 2026-12-05 (one
+// pinned to each core, the consumer's part read with process_vm_readv and
+// the producer's written with process_vm_writev, medians of 2000): 1 MiB
+// 62-67 us read by the consumer alone against 24 shared; 4 MiB 322
+// against 194; 256 KiB 9.3 against 6.0.
+//
+// The offer and the claims live in one word (the cursor), which both sides
+// change with compare-and-swap: the offer's generation (16 bits), the
+// pieces the producer has taken from the front (24) and the index past the
+// last piece nobody has taken from the back (24). The generation keeps a
+// producer that read an older offer's fields from taking a piece of the
+// next one. The producer counts the pieces it has written in a word of
+// its own (shared), cumulative over offers, which the consumer waits on;
+// a producer that cannot write (the kernel refuses, or the piece is not
+// of a payload it posted) still counts its piece and sets shareBroken, and
+// the consumer then reads the producer's pieces itself and offers no
+// more.
+const (
+	offShareSrc    = 3072 // uint64: the payload's part, at its address in the producer; written by the consumer
+	offShareDst    = 3080 // uint64: where that part goes in the consumer; written by the consumer
+	offShareBytes  = 3088 // uint64: the part's length
+	offSharePiece  = 3096 // uint64: bytes per piece
+	offShareCursor = 3104 // uint64: generation, front, back (above); compare-and-swap by both sides
+
+	offShared       = 3200 // uint64: pieces the producer has written, ever; written by the producer
+	offShareEv      = 3208 // uint32 futex word the consumer sleeps on for the producer's pieces
+	offShareWaiting = 3212 // uint32: 1 while the consumer is (about to be) asleep for them
+	offShareBroken  = 3216 // uint32: 1 once the producer failed to write a piece
+
+	cursorPieceBits = 24
+	cursorPieceMask = 1<<cursorPieceBits - 1
+
+	// MaxSharePieces is the most pieces an offer may have.
+	MaxSharePieces = cursorPieceMask
+)
+
+// ErrShareBroken says that the producer could not write its pieces of a
+// shared read: the consumer must read them itself.
+var ErrShareBroken = errors.New("shm: the producer could not write its share of a payload")
+
+func cursorOf(gen uint64, front, back int) uint64 {
+	return gen<<(2*cursorPieceBits) | uint64(front)<<cursorPieceBits | uint64(back)
+}
+
+func splitCursor(c uint64) (gen uint64, front, back int) {
+	return c >> (2 * cursorPieceBits), int(c >> cursorPieceBits & cursorPieceMask), int(c & cursorPieceMask)
+}
+
+// OfferShare offers the producer pieces of piece bytes of the n-byte part
+// of the payload being read that lies at src in the producer's process and
+// goes to dst in this one, and returns how many pieces there are. The
+// consumer then takes pieces with ClaimBack until it gets none and calls
+// AwaitShare. Only the consumer may call it, for a payload handed over in
+// place and not yet acknowledged; n and piece must be positive and the
+// pieces at most MaxSharePieces.
+func (r *Ring) OfferShare(src, dst uint64, n, piece int) int {
+	pieces := (n + piece - 1) / piece
+	if n <= 0 || piece <= 0 || pieces > MaxSharePieces {
+		panic("shm: bad share offer")
+	}
+	word64(r.hdr, offShareSrc).Store(src)
+	word64(r.hdr, offShareDst).Store(dst)
+	word64(r.hdr, offShareBytes).Store(uint64(n))
+	word64(r.hdr, offSharePiece).Store(uint64(piece))
+	r.rShareGen++
+	r.rShareBytes, r.rSharePiece = n, piece
+	// The fields before the cursor: a producer that sees the offer sees
+	// them (a locked exchange on x86, as every Store of sync/atomic).
+	word64(r.hdr, offShareCursor).Store(cursorOf(r.rShareGen&0xffff, 0, pieces))
+	// The producer may sleep in AwaitAcks: its sleeper also wakes for an
+	// offer.
+	if r.ackWaiting.Load() != 0 && r.ackWaiting.CompareAndSwap(1, 0) {
+		r.ackEv.Add(1)
+		futexWakeUp(r.ackEv, 1)
+	}
+	return pieces
+}
+
+// ClaimBack takes the last piece of the current offer that nobody has
+// taken, for the consumer to read: its offset in the part and its length.
+// It reports false when the producer has taken all the others.
+func (r *Ring) ClaimBack() (off, n int, ok bool) {
+	cursor := word64(r.hdr, offShareCursor)
+	for {
+		c := cursor.Load()
+		gen, front, back := splitCursor(c)
+		if front >= back {
+			return 0, 0, false
+		}
+		if cursor.CompareAndSwap(c, cursorOf(gen, front, back-1)) {
+			off = (back - 1) * r.rSharePiece
+			return off, min(r.rSharePiece, r.rShareBytes-off), true
+		}
+	}
+}
+
+// AwaitShare ends the current offer, once ClaimBack found nothing left: it
+// waits until the producer has written every piece it took, and returns
+// how many bytes from the front of the part those are. It returns
+// ErrShareBroken when the producer could not write them (the consumer then
+// reads them itself, and offers no more: see ShareBroken), and an error
+// when the ring closed or ctx ended, after waiting a while longer for a
+// producer still writing.
+func (r *Ring) AwaitShare(ctx context.Context) (front int, err error) {
+	_, taken, _ := splitCursor(word64(r.hdr, offShareCursor).Load())
+	shared := word64(r.hdr, offShared)
+	want := r.rShared + uint64(taken)
+	s := sleeper{ev: word32(r.hdr, offShareEv), waiting: word32(r.hdr, offShareWaiting), counter: shared, want: want}
+	for shared.Load() < want {
+		if r.closed.Load() != 0 || r.local.Load() {
+			err = r.closedErr()
+			if err == nil {
+				err = ErrPeerClosed
+			}
+			break
+		}
+		if err = r.wait(ctx, &s, func() bool { return shared.Load() >= want }); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		if !errors.Is(err, ErrPeerGone) {
+			// The producer may still be writing a piece into the
+			// caller's memory, which the caller will reuse: give it
+			// the time a piece takes, many times over.
+			for deadline := time.Now().Add(shareDrain); shared.Load() < want && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+		return 0, err
+	}
+	r.rShared = want
+	front = min(taken*r.rSharePiece, r.rShareBytes)
+	if r.ShareBroken() {
+		return front, ErrShareBroken
+	}
+	return front, nil
+}
+
+// shareDrain is how long AwaitShare waits, after an error, for the
+// producer's piece in flight.
+const shareDrain = time.Second
+
+// ShareBroken reports whether the producer ever failed to write its share:
+// the consumer should not offer again.
+func (r *Ring) ShareBroken() bool { return word32(r.hdr, offShareBroken).Load() != 0 }
+
+// ShareWriter writes n bytes of a payload, at src in the producer's
+// process, to dst in the consumer's (WriteProcess); it is the producer's
+// part of a shared read, given to AwaitAcks.
+type ShareWriter func(dst, src uint64, n int) error
+
+// shareOffered reports whether the consumer offers pieces nobody has taken.
+func (r *Ring) shareOffered() bool {
+	_, front, back := splitCursor(word64(r.hdr, offShareCursor).Load())
+	return front < back
+}
+
+// share takes the consumer's offered pieces from the front, one at a time,
+// and writes each with write, until none is left.
+func (r *Ring) share(write ShareWriter) {
+	cursor := word64(r.hdr, offShareCursor)
+	for {
+		c := cursor.Load()
+		gen, front, back := splitCursor(c)
+		if front >= back {
+			return
+		}
+		src := word64(r.hdr, offShareSrc).Load()
+		dst := word64(r.hdr, offShareDst).Load()
+		n := int(word64(r.hdr, offShareBytes).Load())
+		piece := int(word64(r.hdr, offSharePiece).Load())
+		if !cursor.CompareAndSwap(c, cursorOf(gen, front+1, back)) {
+			continue
+		}
+		// The swap succeeded on the offer whose fields were read: they
+		// were stored before its cursor, and a next offer changes the
+		// generation.
+		off := front * piece
+		if off >= n || r.wShareBroken || write(dst+uint64(off), src+uint64(off), min(piece, n-off)) != nil {
+			r.wShareBroken = true
+			word32(r.hdr, offShareBroken).Store(1)
+		}
+		word64(r.hdr, offShared).Add(1)
+		if w := word32(r.hdr, offShareWaiting); w.Load() != 0 && w.CompareAndSwap(1, 0) {
+			ev := word32(r.hdr, offShareEv)
+			ev.Add(1)
+			futexWakeUp(ev, 1)
+		}
+	}
+}
