@@ -79,8 +79,10 @@ type directMode int
 
 const (
 	// directCopied, the default, posts the payloads of the collectives
-	// whose receivers only copy what they receive: AllGather, AlltoAll
-	// and AlltoAllV, where every rank sends and receives at once, so that
+	// whose receivers only copy what they receive: AllGather, AlltoAll,
+	// AlltoAllV and Broadcast.
+	//
+	// In the first three every rank sends and receives at once, so that
 	// through the rings each rank copies twice (its send in, its receive
 	// out) and in place once (the kernel copies from the peer straight
 	// into the destination). Measured on the KVM machine of 2026-12-02
@@ -88,27 +90,38 @@ const (
 	// placement; see docs/performance.md): AllGather 1 MiB 38.0 against
 	// 27.9 us in place, 4 MiB 173 against 136, AlltoAll 1 MiB 39.1
 	// against 27.8, AlltoAllV 1 MiB 48.2 against 31.9; in its faster
-	// placement as fast either way. The reductions stay in the rings,
-	// where the receiver reduces straight from shared memory instead of
-	// first copying the payload out (AllReduce 1 MiB 59.8 against 79.0,
-	// Reduce 1 MiB 34.1 against 56.9), and so does Broadcast, whose root
-	// only sends and leaf only receives, so the ring's two copies run at
-	// once (1 MiB 29.7 against 31.2, 4 MiB 116 against 122). On the
-	// PVM machine of 2026-12-02 the rings won for those three too, by
-	// 10-15%: set HCCL_SHM_DIRECT=0 on such a machine. hcclrun no
-	// longer decides that by timing the host (a process_vm_readv of 256
-	// KiB against a user-space copy): the ratio it read spread over 1.6
-	// to 4.5 on this machine, around the PVM machine's 4.1, so jobs in a
-	// row flipped between the two ways and the benchmarks with them.
-	// Which is faster moves with this machine's state: at 1 MiB in place
-	// won AllGather in three interleaved series of 6-8 runs and AlltoAll
-	// in two of them; at 16 MiB the rings won AllGather in two and
-	// AlltoAll in all three, by 3-9% (docs/performance.md, 2026-12-03
-	// evening). Since the heads of the payloads go through a pipe
-	// (shmlink's splice.go) in place wins at 1 to 8 MiB (interleaved
-	// series: AllGather 1 MiB 52 against 59 us, 8 MiB 830 against 1070,
-	// AlltoAll 4 MiB 280 against 376) and 16 MiB still goes either way;
-	// the other collectives lost in place by 1.05 to 2.3 times.
+	// placement as fast either way. On the PVM machine of 2026-12-02 the
+	// rings won by 10-15%: set HCCL_SHM_DIRECT=0 on such a machine.
+	// hcclrun no longer decides that by timing the host (a
+	// process_vm_readv of 256 KiB against a user-space copy): the ratio
+	// it read spread over 1.6 to 4.5 on this machine, around the PVM
+	// machine's 4.1, so jobs in a row flipped between the two ways and
+	// the benchmarks with them. Which is faster moves with this
+	// machine's state: at 1 MiB in place won AllGather in three
+	// interleaved series of 6-8 runs and AlltoAll in two of them; at 16
+	// MiB the rings won AllGather in two and AlltoAll in all three, by
+	// 3-9% (docs/performance.md, 2026-12-03 evening). Since the heads of
+	// the payloads go through a pipe (shmlink's splice.go) in place wins
+	// at 1 to 8 MiB (interleaved series: AllGather 1 MiB 52 against 59
+	// us, 8 MiB 830 against 1070, AlltoAll 4 MiB 280 against 376) and 16
+	// MiB still goes either way.
+	//
+	// A Broadcast's root only sends and its leaf only receives, so the
+	// rings' two copies run at once, and read in place by the leaf alone
+	// it lost (KVM machine, 1 MiB 29.7 against 31.2 us, 4 MiB 116
+	// against 122; the Intel host, with a root that writes its buffer
+	// before each call and a leaf that reads the result after it, 80-81
+	// against 63-66). Since the leaf shares the copy with the root
+	// (shmlink's share.go) both cores copy, and in place wins: the
+	// Intel host of 2026-12-05, np 2, the same program (medians of 200
+	// calls, four interleaved runs, noisy minutes), 1 MiB 61-151 us
+	// against the rings' 127-208 (in place without the share 166-316),
+	// 4 MiB 420-584 against 544-897.
+	//
+	// The reductions stay in the rings, where the receiver reduces
+	// straight from shared memory instead of first copying the payload
+	// out (AllReduce 1 MiB 59.8 against 79.0, Reduce 1 MiB 34.1 against
+	// 56.9, the KVM machine); in place they lost by 1.05 to 2.3 times.
 	directCopied directMode = iota
 	directAll               // HCCL_SHM_DIRECT=1: every collective
 	directNone              // HCCL_SHM_DIRECT=0: none; the links do not even probe
@@ -120,7 +133,7 @@ func (m directMode) posts(coll plan.Coll) bool {
 	case directAll:
 		return true
 	case directCopied:
-		return coll == plan.AllGather || coll == plan.AlltoAll || coll == plan.AlltoAllV
+		return coll == plan.AllGather || coll == plan.AlltoAll || coll == plan.AlltoAllV || coll == plan.Broadcast
 	}
 	return false
 }

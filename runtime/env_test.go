@@ -8,7 +8,7 @@ import (
 )
 
 // TestShmDirectKnob: by default the collectives whose receivers only copy
-// post in place, HCCL_SHM_DIRECT=1 makes every one post, =0 none, and
+// (AllGather, Broadcast) post in place, HCCL_SHM_DIRECT=1 makes every one post, =0 none, and
 // HCCL_SHM_DIRECT_DISABLE=1 wins over HCCL_SHM_DIRECT.
 func TestShmDirectKnob(t *testing.T) {
 	for _, tt := range []struct {
@@ -28,6 +28,9 @@ func TestShmDirectKnob(t *testing.T) {
 		m := k.shmDirect()
 		if got := m.posts(plan.AllGather); got != tt.allGather {
 			t.Errorf("%v: AllGather posts in place %v, want %v", tt.env, got, tt.allGather)
+		}
+		if got := m.posts(plan.Broadcast); got != tt.allGather {
+			t.Errorf("%v: Broadcast posts in place %v, want %v", tt.env, got, tt.allGather)
 		}
 		if got := m.posts(plan.AllReduce); got != tt.allReduce {
 			t.Errorf("%v: AllReduce posts in place %v, want %v", tt.env, got, tt.allReduce)
