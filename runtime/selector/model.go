@@ -244,7 +244,7 @@ func DefaultModel() Model {
 		MaxSegment:      512 << 10,
 		// The runtime's default (runtime/env.go) and bound (shmlink's
 		// directMin).
-		Posted:  PostedBit(plan.AllGather) | PostedBit(plan.AlltoAll) | PostedBit(plan.AlltoAllV),
+		Posted:  PostedBit(plan.AllGather) | PostedBit(plan.AlltoAll) | PostedBit(plan.AlltoAllV) | PostedBit(plan.Broadcast),
 		PostMin: 256 << 10,
 	}
 }

@@ -453,14 +453,17 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 		return shape{}, fmt.Errorf("no cost formula for %s", name)
 	}
 	// The transfers from the send buffer (Model.Posted): all of an
-	// AlltoAll's, whatever the algorithm; of an AllGather's, all of
-	// mesh's, and of the others the first step's own block only (they
-	// forward from the receive buffer after it).
+	// AlltoAll's, whatever the algorithm; of an AllGather's and a
+	// Broadcast's, all of mesh's, and of the others the first step's
+	// only (an AllGather's own block, the root's first piece or whole
+	// buffer; they forward from the receive buffer after it).
 	switch {
-	case coll == plan.AlltoAll || coll == plan.AlltoAllV || (coll == plan.AllGather && name == "mesh"):
+	case coll == plan.AlltoAll || coll == plan.AlltoAllV || ((coll == plan.AllGather || coll == plan.Broadcast) && name == "mesh"):
 		s.fromSend = s.bytes[Shm]
-	case coll == plan.AllGather:
+	case coll == plan.AllGather || (coll == plan.Broadcast && name == "ring"):
 		s.fromSend = min(c, s.bytes[Shm])
+	case coll == plan.Broadcast && name == "tree":
+		s.fromSend = min(S, s.bytes[Shm])
 	}
 	return s, nil
 }
