@@ -62,10 +62,7 @@ func (r *Ring) Direct() bool { return r.direct.Load() == 1 }
 // over in place, and wakes the producer if it sleeps for that.
 func (r *Ring) Ack() {
 	r.acked.Add(1)
-	if r.ackWaiting.Load() != 0 && r.ackWaiting.CompareAndSwap(1, 0) {
-		r.ackEv.Add(1)
-		futexWakeUp(r.ackEv, 1)
-	}
+	wake(r.ackWaiting, r.ackEv)
 }
 
 // AwaitAcks waits until the consumer has acknowledged n payloads in all
@@ -82,14 +79,11 @@ func (r *Ring) AwaitAcks(ctx context.Context, n uint64, write ShareWriter) error
 	}
 	for r.acked.Load() < n {
 		if write != nil && r.shareOffered() {
-			r.share(write)
+			r.takeShares(write)
 			continue
 		}
 		if r.closed.Load() != 0 || r.local.Load() {
-			if err := r.closedErr(); err != nil {
-				return err
-			}
-			return ErrPeerClosed
+			return r.closedErr()
 		}
 		if err := r.wait(ctx, &s, progress); err != nil {
 			return err

@@ -134,10 +134,7 @@ func (r *Ring) CommitFast(n int) {
 	// Any message wakes a sleeping consumer: it may be waiting for a
 	// frame of either kind, and never for more of a ring frame (the one
 	// producer finished that before posting this).
-	if r.consWaiting.Load() != 0 && r.consWaiting.CompareAndSwap(1, 0) {
-		r.dataEv.Add(1)
-		futexWakeUp(r.dataEv, 1)
-	}
+	wake(r.consWaiting, r.dataEv)
 }
 
 // NextFrame tells the consumer where the next frame is, without waiting:

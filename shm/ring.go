@@ -78,7 +78,8 @@ type Ring struct {
 	direct            *atomic.Uint32
 	ackEv, ackWaiting *atomic.Uint32
 
-	fast fastBoxes // small frames beside the ring (fastbox.go)
+	fast   fastBoxes  // small frames beside the ring (fastbox.go)
+	shares shareWords // shared reads (share.go)
 
 	chunk int
 
@@ -118,7 +119,7 @@ func NewRing(b []byte, capacity int) (*Ring, error) {
 	}
 	hdr := b[:RingHeaderSize]
 	for _, off := range []int{offProdAddr, offHead, offTail, offConsWant, offProdWant, offAcked,
-		offShareSrc, offShareDst, offShareBytes, offSharePiece, offShareCursor, offShared} {
+		offShareSrc, offShareDst, offShareBytes, offSharePiece, offShareCursor, offShareDone} {
 		word64(hdr, off).Store(0)
 	}
 	for _, off := range []int{offDirect, offDataEv, offConsWaiting, offSpaceEv, offProdWaiting, offClosed, offAckEv, offAckWaiting,
@@ -173,6 +174,7 @@ func attach(b []byte, capacity int) *Ring {
 		ackEv:       word32(hdr, offAckEv),
 		ackWaiting:  word32(hdr, offAckWaiting),
 		fast:        attachFastBoxes(hdr),
+		shares:      attachShareWords(hdr),
 		chunk:       min(capacity/4, maxChunk),
 	}
 	r.wHead = r.head.Load()
@@ -322,9 +324,8 @@ func (r *Ring) Commit(n int) {
 	}
 	r.wHead += uint64(n)
 	r.head.Store(r.wHead)
-	if r.consWaiting.Load() != 0 && r.wHead >= r.consWant.Load() && r.consWaiting.CompareAndSwap(1, 0) {
-		r.dataEv.Add(1)
-		futexWakeUp(r.dataEv, 1)
+	if r.consWaiting.Load() != 0 && r.wHead >= r.consWant.Load() {
+		wake(r.consWaiting, r.dataEv)
 	}
 }
 
@@ -397,9 +398,8 @@ func (r *Ring) Release(n int) {
 	}
 	r.rTail += uint64(n)
 	r.tail.Store(r.rTail)
-	if r.prodWaiting.Load() != 0 && r.rTail >= r.prodWant.Load() && r.prodWaiting.CompareAndSwap(1, 0) {
-		r.spaceEv.Add(1)
-		futexWakeUp(r.spaceEv, 1)
+	if r.prodWaiting.Load() != 0 && r.rTail >= r.prodWant.Load() {
+		wake(r.prodWaiting, r.spaceEv)
 	}
 }
 

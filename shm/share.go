@@ -3,6 +3,7 @@ package shm
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,7 +38,7 @@ import (
 // last piece nobody has taken from the back (24). The generation keeps a
 // producer that read an older offer's fields from taking a piece of the
 // next one. The producer counts the pieces it has written in a word of
-// its own (shared), cumulative over offers, which the consumer waits on;
+// its own (done), cumulative over offers, which the consumer waits on;
 // a producer that cannot write (the kernel refuses, or the piece is not
 // of a payload it posted) still counts its piece and sets shareBroken, and
 // the consumer then reads the producer's pieces itself and offers no
@@ -49,7 +50,7 @@ const (
 	offSharePiece  = 3096 // uint64: bytes per piece
 	offShareCursor = 3104 // uint64: generation, front, back (above); compare-and-swap by both sides
 
-	offShared       = 3200 // uint64: pieces the producer has written, ever; written by the producer
+	offShareDone    = 3200 // uint64: pieces the producer has written, ever; written by the producer
 	offShareEv      = 3208 // uint32 futex word the consumer sleeps on for the producer's pieces
 	offShareWaiting = 3212 // uint32: 1 while the consumer is (about to be) asleep for them
 	offShareBroken  = 3216 // uint32: 1 once the producer failed to write a piece
@@ -64,6 +65,22 @@ const (
 // ErrShareBroken says that the producer could not write its pieces of a
 // shared read: the consumer must read them itself.
 var ErrShareBroken = errors.New("shm: the producer could not write its share of a payload")
+
+// shareWords are a ring's words of shared reads (the offsets above).
+type shareWords struct {
+	src, dst, bytes, piece, cursor, done *atomic.Uint64
+	ev, waiting, broken                  *atomic.Uint32
+}
+
+func attachShareWords(hdr []byte) shareWords {
+	return shareWords{
+		src: word64(hdr, offShareSrc), dst: word64(hdr, offShareDst),
+		bytes: word64(hdr, offShareBytes), piece: word64(hdr, offSharePiece),
+		cursor: word64(hdr, offShareCursor), done: word64(hdr, offShareDone),
+		ev: word32(hdr, offShareEv), waiting: word32(hdr, offShareWaiting),
+		broken: word32(hdr, offShareBroken),
+	}
+}
 
 func cursorOf(gen uint64, front, back int) uint64 {
 	return gen<<(2*cursorPieceBits) | uint64(front)<<cursorPieceBits | uint64(back)
@@ -81,25 +98,22 @@ func splitCursor(c uint64) (gen uint64, front, back int) {
 // place and not yet acknowledged; n and piece must be positive and the
 // pieces at most MaxSharePieces.
 func (r *Ring) OfferShare(src, dst uint64, n, piece int) int {
-	pieces := (n + piece - 1) / piece
-	if n <= 0 || piece <= 0 || pieces > MaxSharePieces {
+	if n <= 0 || piece <= 0 || (n+piece-1)/piece > MaxSharePieces {
 		panic("shm: bad share offer")
 	}
-	word64(r.hdr, offShareSrc).Store(src)
-	word64(r.hdr, offShareDst).Store(dst)
-	word64(r.hdr, offShareBytes).Store(uint64(n))
-	word64(r.hdr, offSharePiece).Store(uint64(piece))
+	pieces := (n + piece - 1) / piece
+	r.shares.src.Store(src)
+	r.shares.dst.Store(dst)
+	r.shares.bytes.Store(uint64(n))
+	r.shares.piece.Store(uint64(piece))
 	r.rShareGen++
 	r.rShareBytes, r.rSharePiece = n, piece
 	// The fields before the cursor: a producer that sees the offer sees
 	// them (a locked exchange on x86, as every Store of sync/atomic).
-	word64(r.hdr, offShareCursor).Store(cursorOf(r.rShareGen&0xffff, 0, pieces))
+	r.shares.cursor.Store(cursorOf(r.rShareGen&0xffff, 0, pieces))
 	// The producer may sleep in AwaitAcks: its sleeper also wakes for an
 	// offer.
-	if r.ackWaiting.Load() != 0 && r.ackWaiting.CompareAndSwap(1, 0) {
-		r.ackEv.Add(1)
-		futexWakeUp(r.ackEv, 1)
-	}
+	wake(r.ackWaiting, r.ackEv)
 	return pieces
 }
 
@@ -107,14 +121,13 @@ func (r *Ring) OfferShare(src, dst uint64, n, piece int) int {
 // taken, for the consumer to read: its offset in the part and its length.
 // It reports false when the producer has taken all the others.
 func (r *Ring) ClaimBack() (off, n int, ok bool) {
-	cursor := word64(r.hdr, offShareCursor)
 	for {
-		c := cursor.Load()
+		c := r.shares.cursor.Load()
 		gen, front, back := splitCursor(c)
 		if front >= back {
 			return 0, 0, false
 		}
-		if cursor.CompareAndSwap(c, cursorOf(gen, front, back-1)) {
+		if r.shares.cursor.CompareAndSwap(c, cursorOf(gen, front, back-1)) {
 			off = (back - 1) * r.rSharePiece
 			return off, min(r.rSharePiece, r.rShareBytes-off), true
 		}
@@ -129,19 +142,16 @@ func (r *Ring) ClaimBack() (off, n int, ok bool) {
 // when the ring closed or ctx ended, after waiting a while longer for a
 // producer still writing.
 func (r *Ring) AwaitShare(ctx context.Context) (front int, err error) {
-	_, taken, _ := splitCursor(word64(r.hdr, offShareCursor).Load())
-	shared := word64(r.hdr, offShared)
+	_, taken, _ := splitCursor(r.shares.cursor.Load())
+	done := r.shares.done
 	want := r.rShared + uint64(taken)
-	s := sleeper{ev: word32(r.hdr, offShareEv), waiting: word32(r.hdr, offShareWaiting), counter: shared, want: want}
-	for shared.Load() < want {
+	s := sleeper{ev: r.shares.ev, waiting: r.shares.waiting, counter: done, want: want}
+	for done.Load() < want {
 		if r.closed.Load() != 0 || r.local.Load() {
 			err = r.closedErr()
-			if err == nil {
-				err = ErrPeerClosed
-			}
 			break
 		}
-		if err = r.wait(ctx, &s, func() bool { return shared.Load() >= want }); err != nil {
+		if err = r.wait(ctx, &s, func() bool { return done.Load() >= want }); err != nil {
 			break
 		}
 	}
@@ -150,7 +160,7 @@ func (r *Ring) AwaitShare(ctx context.Context) (front int, err error) {
 			// The producer may still be writing a piece into the
 			// caller's memory, which the caller will reuse: give it
 			// the time a piece takes, many times over.
-			for deadline := time.Now().Add(shareDrain); shared.Load() < want && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(shareDrain); done.Load() < want && time.Now().Before(deadline); {
 				time.Sleep(50 * time.Microsecond)
 			}
 		}
@@ -170,7 +180,7 @@ const shareDrain = time.Second
 
 // ShareBroken reports whether the producer ever failed to write its share:
 // the consumer should not offer again.
-func (r *Ring) ShareBroken() bool { return word32(r.hdr, offShareBroken).Load() != 0 }
+func (r *Ring) ShareBroken() bool { return r.shares.broken.Load() != 0 }
 
 // ShareWriter writes n bytes of a payload, at src in the producer's
 // process, to dst in the consumer's (WriteProcess); it is the producer's
@@ -179,25 +189,23 @@ type ShareWriter func(dst, src uint64, n int) error
 
 // shareOffered reports whether the consumer offers pieces nobody has taken.
 func (r *Ring) shareOffered() bool {
-	_, front, back := splitCursor(word64(r.hdr, offShareCursor).Load())
+	_, front, back := splitCursor(r.shares.cursor.Load())
 	return front < back
 }
 
-// share takes the consumer's offered pieces from the front, one at a time,
-// and writes each with write, until none is left.
-func (r *Ring) share(write ShareWriter) {
-	cursor := word64(r.hdr, offShareCursor)
+// takeShares takes the consumer's offered pieces from the front, one at a
+// time, and writes each with write, until none is left.
+func (r *Ring) takeShares(write ShareWriter) {
+	w := r.shares
 	for {
-		c := cursor.Load()
+		c := w.cursor.Load()
 		gen, front, back := splitCursor(c)
 		if front >= back {
 			return
 		}
-		src := word64(r.hdr, offShareSrc).Load()
-		dst := word64(r.hdr, offShareDst).Load()
-		n := int(word64(r.hdr, offShareBytes).Load())
-		piece := int(word64(r.hdr, offSharePiece).Load())
-		if !cursor.CompareAndSwap(c, cursorOf(gen, front+1, back)) {
+		src, dst := w.src.Load(), w.dst.Load()
+		n, piece := int(w.bytes.Load()), int(w.piece.Load())
+		if !w.cursor.CompareAndSwap(c, cursorOf(gen, front+1, back)) {
 			continue
 		}
 		// The swap succeeded on the offer whose fields were read: they
@@ -206,13 +214,9 @@ func (r *Ring) share(write ShareWriter) {
 		off := front * piece
 		if off >= n || r.wShareBroken || write(dst+uint64(off), src+uint64(off), min(piece, n-off)) != nil {
 			r.wShareBroken = true
-			word32(r.hdr, offShareBroken).Store(1)
+			w.broken.Store(1)
 		}
-		word64(r.hdr, offShared).Add(1)
-		if w := word32(r.hdr, offShareWaiting); w.Load() != 0 && w.CompareAndSwap(1, 0) {
-			ev := word32(r.hdr, offShareEv)
-			ev.Add(1)
-			futexWakeUp(ev, 1)
-		}
+		w.done.Add(1)
+		wake(w.waiting, w.ev)
 	}
 }

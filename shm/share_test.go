@@ -49,7 +49,7 @@ func TestShareProducerFirst(t *testing.T) {
 	if !prod.shareOffered() {
 		t.Fatal("the producer does not see the offer")
 	}
-	prod.share(writerOf(payload))
+	prod.takeShares(writerOf(payload))
 	if prod.shareOffered() {
 		t.Fatal("pieces left after the producer took them")
 	}
@@ -114,7 +114,7 @@ func TestShareBroken(t *testing.T) {
 	dst := make([]byte, len(payload))
 	cons.OfferShare(Addr(payload), Addr(dst), len(dst), 4096)
 	refuse := func(dst, src uint64, n int) error { return errors.New("refused") }
-	prod.share(refuse)
+	prod.takeShares(refuse)
 	front, err := cons.AwaitShare(testCtx(t, 20*time.Second))
 	if !errors.Is(err, ErrShareBroken) || front != len(dst) || !cons.ShareBroken() {
 		t.Fatalf("AwaitShare: %d bytes, %v, broken %v; want %d, ErrShareBroken", front, err, cons.ShareBroken(), len(dst))
@@ -138,9 +138,9 @@ func TestShareClosed(t *testing.T) {
 	cons.OfferShare(Addr(payload), Addr(dst), len(dst), 4096)
 	// The producer takes a piece and stops (its process died, say): a
 	// taken piece that is never counted.
-	c := word64(prod.hdr, offShareCursor).Load()
+	c := prod.shares.cursor.Load()
 	gen, front, back := splitCursor(c)
-	if !word64(prod.hdr, offShareCursor).CompareAndSwap(c, cursorOf(gen, front+1, back)) {
+	if !prod.shares.cursor.CompareAndSwap(c, cursorOf(gen, front+1, back)) {
 		t.Fatal("cursor moved")
 	}
 	for {

@@ -79,6 +79,28 @@ type sleeper struct {
 	also              func() bool
 }
 
+// wake wakes the other side asleep on ev if it announced its sleep in
+// waiting (sleeper.waiting), taking the announcement back so that one
+// wake-up is one system call. The caller has already published what the
+// sleeper waits for, with an atomic store or add: that orders it before
+// this load of waiting, as the sleeper's store of waiting comes before
+// its last look.
+//
+// Inlined, it costs the hot paths (every commit, release and
+// acknowledgement) one load when nobody sleeps; the rest is wakeSleeper.
+func wake(waiting, ev *atomic.Uint32) {
+	if waiting.Load() != 0 {
+		wakeSleeper(waiting, ev)
+	}
+}
+
+func wakeSleeper(waiting, ev *atomic.Uint32) {
+	if waiting.CompareAndSwap(1, 0) {
+		ev.Add(1)
+		futexWakeUp(ev, 1)
+	}
+}
+
 // wait spins while !progress() for the spin time (SetSpin), then yields
 // the processor between checks for the yield time (SetYield, 0 unless the
 // host is oversubscribed), then sleeps until s's counter reaches its want,
