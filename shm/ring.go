@@ -248,6 +248,8 @@ func (r *Ring) wakeAll() {
 	futexWakeUp(r.spaceEv, 1<<30)
 	r.ackEv.Add(1)
 	futexWakeUp(r.ackEv, 1<<30)
+	r.shares.ev.Add(1)
+	futexWakeUp(r.shares.ev, 1<<30)
 }
 
 // closedErr returns why the ring cannot be used, nil while it can. A

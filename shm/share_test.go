@@ -159,4 +159,12 @@ func TestShareClosed(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("AwaitShare took %v", d)
 	}
+	// A consumer asleep for the piece is woken by the close itself (the
+	// event word it sleeps on moves), not left to its periodic look.
+	prod2, cons2 := ringPair(t, 1<<12)
+	ev := cons2.shares.ev.Load()
+	prod2.Close()
+	if cons2.shares.ev.Load() == ev {
+		t.Fatal("Close did not bump the event word of a consumer waiting for shares")
+	}
 }
