@@ -8,12 +8,13 @@ import (
 )
 
 // TestShmDirectKnob: by default the collectives whose receivers only copy
-// (AllGather, Broadcast) post in place, HCCL_SHM_DIRECT=1 makes every one post, =0 none, and
+// (AllGather, Broadcast) post in place and the reductions do not,
+// HCCL_SHM_DIRECT=1 makes every one post, =0 none, and
 // HCCL_SHM_DIRECT_DISABLE=1 wins over HCCL_SHM_DIRECT.
 func TestShmDirectKnob(t *testing.T) {
 	for _, tt := range []struct {
-		env                  map[string]string
-		allGather, allReduce bool
+		env               map[string]string
+		copies, allReduce bool
 	}{
 		{map[string]string{}, true, false},
 		{map[string]string{"HCCL_SHM_DIRECT": "1"}, true, true},
@@ -26,11 +27,10 @@ func TestShmDirectKnob(t *testing.T) {
 			t.Fatalf("%v: %v", tt.env, err)
 		}
 		m := k.shmDirect()
-		if got := m.posts(plan.AllGather); got != tt.allGather {
-			t.Errorf("%v: AllGather posts in place %v, want %v", tt.env, got, tt.allGather)
-		}
-		if got := m.posts(plan.Broadcast); got != tt.allGather {
-			t.Errorf("%v: Broadcast posts in place %v, want %v", tt.env, got, tt.allGather)
+		for _, c := range []plan.Coll{plan.AllGather, plan.Broadcast} {
+			if got := m.posts(c); got != tt.copies {
+				t.Errorf("%v: %v posts in place %v, want %v", tt.env, c, got, tt.copies)
+			}
 		}
 		if got := m.posts(plan.AllReduce); got != tt.allReduce {
 			t.Errorf("%v: AllReduce posts in place %v, want %v", tt.env, got, tt.allReduce)
