@@ -28,9 +28,10 @@ import (
 //
 // Measured with two C processes on the Intel host of 2026-12-05 (one
 // pinned to each core, the consumer's part read with process_vm_readv and
-// the producer's written with process_vm_writev, medians of 2000): 1 MiB
-// 62-67 us read by the consumer alone against 24 shared; 4 MiB 322
-// against 194; 256 KiB 9.3 against 6.0.
+// the producer's written with process_vm_writev, medians of 2000, two
+// runs at 1 MiB and one at the other sizes): 1 MiB 63.5-66.7 us read by
+// the consumer alone against 23.5-24.3 shared; 4 MiB 322 against 194; 256
+// KiB 9.3 against 6.0.
 //
 // The offer and the claims live in one word (the cursor), which both sides
 // change with compare-and-swap: the offer's generation (16 bits), the

@@ -55,7 +55,7 @@ type Link struct {
 	// Sender state, owned by the one sending goroutine.
 	hdrOut  [netio.HeaderSize + directRefSize]byte // a header, and the reference of a direct payload
 	posted  uint64                                 // direct payloads handed over, for AwaitAcks
-	unacked [][]byte                               // those not yet acknowledged, which the peer may ask this side to write (share.go)
+	unacked [][]byte                               // those handed over since WaitPosted last returned, which the peer may ask this side to write (share.go)
 	writer  shm.ShareWriter                        // l.writeShare, made once; nil when this side cannot write the peer's memory
 	sendErr error                                  // sticky: a failed Send may have left half a frame
 

@@ -29,7 +29,7 @@ const shareMin = 256 << 10
 // sharePieceMin is the smallest piece; an offer has at most sharePieces
 // pieces of at least that size, rounded to pages. Each piece is a system
 // call: process_vm_readv of 512 KiB took 16-18 us at best in one call,
-// 19.3 in pieces of 128 KiB, 20.9 in pieces of 64 KiB and 27 in pieces of
+// 19.3-19.4 in pieces of 128 KiB, 20.9 in pieces of 64 KiB and 27 in pieces of
 // 16 KiB (one C process reading itself, the Intel host of 2026-12-05,
 // best of 2000, three runs).
 const (
@@ -97,7 +97,7 @@ func (l *Link) readShared(ctx context.Context, p []byte) error {
 
 // writeShare is the sender's part of a shared read (shm.ShareWriter): it
 // writes the n bytes at src, which must lie within a payload this side
-// handed over and the peer has not acknowledged, to dst in the peer.
+// handed over since WaitPosted last returned, to dst in the peer.
 func (l *Link) writeShare(dst, src uint64, n int) error {
 	for _, p := range l.unacked {
 		if start := shm.Addr(p); src >= start && src-start+uint64(n) <= uint64(len(p)) {
