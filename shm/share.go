@@ -12,9 +12,10 @@ import (
 //
 // A payload handed over in place (direct.go) is copied by the consumer's
 // core alone while the producer's core waits for the acknowledgement. When
-// the producer only sends (a Broadcast's root, a step whose receives are
-// done), that is half the machine idle: so the consumer may offer the
-// producer a share of the work. It cuts the part of the payload it reads
+// the producer only sends (a Broadcast's root), that is half the machine
+// idle: so the consumer may offer the producer a share of the work (the
+// caller knows when: shmlink offers when the producer said so with the
+// payload). It cuts the part of the payload it reads
 // in place into pieces and publishes the offer (OfferShare): where the
 // payload is in the producer's process, where it goes in the consumer's,
 // and the pieces. Then both take pieces, the consumer from the back

@@ -70,8 +70,11 @@ type Poster interface {
 	// TryPost sends the frame h whose payload p stays in place, if the
 	// link hands p over that way and can do so now without waiting, and
 	// reports whether it did. A posted p must stay unchanged until a
-	// later WaitPosted returns. An error leaves the link unusable.
-	TryPost(ctx context.Context, h *netio.Header, p []byte) (posted bool, err error)
+	// later WaitPosted returns. thenWaits says that the caller has
+	// nothing to do after its posts but WaitPosted (a Broadcast's root),
+	// so that the receiver may ask it to copy part of p itself. An error
+	// leaves the link unusable.
+	TryPost(ctx context.Context, h *netio.Header, p []byte, thenWaits bool) (posted bool, err error)
 
 	PostWaiter
 }

@@ -44,7 +44,7 @@ func TestArrived(t *testing.T) {
 	}
 
 	posted := patterned(directMin, 7)
-	if ok, err := d.TryPost(ctx, &netio.Header{Len: uint32(len(posted))}, posted); !ok || err != nil {
+	if ok, err := d.TryPost(ctx, &netio.Header{Len: uint32(len(posted))}, posted, false); !ok || err != nil {
 		t.Fatalf("TryPost: %v, %v", ok, err)
 	}
 	want("posted", len(posted), true)

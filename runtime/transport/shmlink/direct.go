@@ -39,8 +39,12 @@ const (
 	// a directRefSize-byte reference follows the header in the ring: the
 	// payload's address, then how many of its first bytes were spliced
 	// into the pipe (splice.go), each 8 bytes little-endian.
-	flagDirect    = 1
-	directRefSize = 16
+	flagDirect = 1
+	// flagSenderWaits, with flagDirect, says that the sender only waits
+	// for acknowledgements after this post (TryPost's thenWaits): the
+	// receiver may offer it a share of the copy (share.go).
+	flagSenderWaits = 2
+	directRefSize   = 16
 
 	// directMin is the smallest payload handed over in place. It must
 	// exceed the compiler's largest stack variable (128 KiB): a goroutine
@@ -97,9 +101,13 @@ func (l *Link) ReadsDirect() bool { return l.rx.Direct() }
 // post splices what it can of p into the pipe, then writes the header of
 // the frame h, marked, and the reference to p. It waits only if the ring
 // has no room for those few bytes.
-func (l *Link) post(ctx context.Context, h *netio.Header, p []byte) error {
+func (l *Link) post(ctx context.Context, h *netio.Header, p []byte, thenWaits bool) error {
 	spliced := shm.Splice(l.pipes.out, p)
-	h.EncodeFlagged(l.hdrOut[:netio.HeaderSize], flagDirect)
+	flags := uint8(flagDirect)
+	if thenWaits {
+		flags |= flagSenderWaits
+	}
+	h.EncodeFlagged(l.hdrOut[:netio.HeaderSize], flags)
 	ref := l.hdrOut[netio.HeaderSize:]
 	binary.LittleEndian.PutUint64(ref, shm.Addr(p))
 	binary.LittleEndian.PutUint64(ref[8:], uint64(spliced))
@@ -114,7 +122,7 @@ func (l *Link) post(ctx context.Context, h *netio.Header, p []byte) error {
 // TryPost hands the frame h, p over in place if p is large enough, the peer
 // can read this process and the ring has room for the reference now (see
 // transport.Poster).
-func (l *Link) TryPost(ctx context.Context, h *netio.Header, p []byte) (bool, error) {
+func (l *Link) TryPost(ctx context.Context, h *netio.Header, p []byte, thenWaits bool) (bool, error) {
 	if int(h.Len) != len(p) {
 		return false, l.sendFail(fmt.Errorf("header says %d payload bytes, got %d", h.Len, len(p)))
 	}
@@ -128,7 +136,7 @@ func (l *Link) TryPost(ctx context.Context, h *netio.Header, p []byte) (bool, er
 	if !l.tx.Direct() || !l.tx.HasRoom(len(l.hdrOut)) {
 		return false, nil
 	}
-	return true, l.sent(l.post(ctx, h, p))
+	return true, l.sent(l.post(ctx, h, p, thenWaits))
 }
 
 // WaitPosted waits until the peer has read every payload this side handed
@@ -156,7 +164,7 @@ func (l *Link) readRef(ctx context.Context, h *netio.Header, flags uint8) (addr 
 	switch {
 	case flags == 0:
 		return 0, 0, nil
-	case flags != flagDirect:
+	case flags&^flagSenderWaits != flagDirect:
 		return 0, 0, fmt.Errorf("%w: unknown flags %#02x", netio.ErrBadFrame, flags)
 	case l.pid == 0 || h.Len == 0:
 		// The peer was never told that this side reads in place.

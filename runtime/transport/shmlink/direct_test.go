@@ -31,7 +31,7 @@ func TestDirectInProcess(t *testing.T) {
 	}
 	small := patterned(directMin-1, 1)
 	h := netio.Header{Len: uint32(len(small))}
-	if posted, err := d.TryPost(ctx, &h, small); posted || err != nil {
+	if posted, err := d.TryPost(ctx, &h, small, false); posted || err != nil {
 		t.Fatalf("TryPost of %d bytes: posted %v, %v", len(small), posted, err)
 	}
 
@@ -39,7 +39,7 @@ func TestDirectInProcess(t *testing.T) {
 	for i, n := range sizes {
 		p := patterned(n, byte(i))
 		h := netio.Header{Seq: uint64(i), Len: uint32(n)}
-		if posted, err := d.TryPost(ctx, &h, p); !posted || err != nil {
+		if posted, err := d.TryPost(ctx, &h, p, false); !posted || err != nil {
 			t.Fatalf("TryPost of %d bytes: posted %v, %v", n, posted, err)
 		}
 		waited := make(chan error, 1)
@@ -107,7 +107,7 @@ func TestNoDirect(t *testing.T) {
 	p := make([]byte, 1<<20)
 	h := netio.Header{Len: uint32(len(p))}
 	for _, s := range []*Link{l, d} {
-		if posted, err := s.TryPost(ctx, &h, p); posted || err != nil {
+		if posted, err := s.TryPost(ctx, &h, p, false); posted || err != nil {
 			t.Fatalf("TryPost: posted %v, %v", posted, err)
 		}
 	}
@@ -124,7 +124,7 @@ func TestDirectTwoProcesses(t *testing.T) {
 	for i, n := range []int{100, directMin, 4<<20 + 1} {
 		p := patterned(n, byte(i))
 		h := netio.Header{Seq: uint64(i), Len: uint32(n)}
-		posted, err := link.TryPost(ctx, &h, p)
+		posted, err := link.TryPost(ctx, &h, p, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestDirectTwoProcesses(t *testing.T) {
 	for i := 0; i < 20 && written.Load() == 0; i++ {
 		p := patterned(4<<20, byte(i))
 		h := netio.Header{Seq: uint64(10 + i), Len: uint32(len(p))}
-		if posted, err := link.TryPost(ctx, &h, p); !posted || err != nil {
+		if posted, err := link.TryPost(ctx, &h, p, true); !posted || err != nil {
 			t.Fatalf("TryPost: posted %v, %v", posted, err)
 		}
 		if err := link.WaitPosted(ctx); err != nil {
@@ -183,7 +183,7 @@ func TestDirectReaderKilled(t *testing.T) {
 	link, c := childLink(t, ctx, "idle-dialer")
 	p := patterned(1<<20, 0)
 	h := netio.Header{Len: uint32(len(p))}
-	if posted, err := link.TryPost(ctx, &h, p); !posted || err != nil {
+	if posted, err := link.TryPost(ctx, &h, p, false); !posted || err != nil {
 		t.Fatalf("TryPost: posted %v, %v", posted, err)
 	}
 	c.killDuring(t, "WaitPosted", func() error { return link.WaitPosted(ctx) })
@@ -205,12 +205,13 @@ func TestSharedRead(t *testing.T) {
 	defer shm.SetSpin(shm.DefaultSpin)
 	l, d := pair(t, 0)
 	seq := 0
+	thenWaits := true
 	send := func(n int) {
 		t.Helper()
 		seq++
 		p := patterned(n, byte(seq))
 		h := netio.Header{Seq: uint64(seq), Len: uint32(n)}
-		if posted, err := d.TryPost(ctx, &h, p); !posted || err != nil {
+		if posted, err := d.TryPost(ctx, &h, p, thenWaits); !posted || err != nil {
 			t.Fatalf("TryPost of %d bytes: posted %v, %v", n, posted, err)
 		}
 		waited := make(chan error, 1)
@@ -237,6 +238,15 @@ func TestSharedRead(t *testing.T) {
 		written.Add(int64(n))
 		return d.writeShare(dst, src, n)
 	}
+	// A sender that did not say it only waits is offered nothing.
+	thenWaits = false
+	for range 20 {
+		send(4 << 20)
+	}
+	if written.Load() != 0 {
+		t.Fatalf("the sender wrote %d bytes of payloads posted with thenWaits false", written.Load())
+	}
+	thenWaits = true
 	for i := 0; i < 50 && written.Load() == 0; i++ {
 		send(4<<20 + 4095)
 	}

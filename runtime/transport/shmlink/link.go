@@ -60,14 +60,15 @@ type Link struct {
 	sendErr error                                  // sticky: a failed Send may have left half a frame
 
 	// Receiver state, owned by the one receiving goroutine.
-	hdrIn   [netio.HeaderSize + directRefSize]byte
-	pending int    // payload bytes of the last header still unread
-	inFrame bool   // a header was read and its payload not yet consumed
-	boxed   []byte // the last frame's payload when it came in a fast box (until consumed)
-	remote  uint64 // the last frame's payload is direct, at this address in the peer (0: in the ring)
-	spliced int    // of which the first spliced bytes are in the pipe (splice.go)
-	scratch []byte // VisitPayload reads direct payloads into this, piece by piece
-	recvErr error
+	hdrIn       [netio.HeaderSize + directRefSize]byte
+	pending     int    // payload bytes of the last header still unread
+	inFrame     bool   // a header was read and its payload not yet consumed
+	boxed       []byte // the last frame's payload when it came in a fast box (until consumed)
+	remote      uint64 // the last frame's payload is direct, at this address in the peer (0: in the ring)
+	spliced     int    // of which the first spliced bytes are in the pipe (splice.go)
+	senderWaits bool   // and the sender only waits for it (flagSenderWaits): offer it a share
+	scratch     []byte // VisitPayload reads direct payloads into this, piece by piece
+	recvErr     error
 }
 
 var (
@@ -235,6 +236,7 @@ func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
 	if l.remote, l.spliced, err = l.readRef(ctx, h, flags); err != nil {
 		return l.recvBroken(err)
 	}
+	l.senderWaits = flags&flagSenderWaits != 0
 	l.pending, l.inFrame = int(h.Len), true
 	return nil
 }

@@ -137,7 +137,7 @@ func runChild(role string) error {
 				return err
 			}
 			if role == "post-echo" {
-				posted, err := link.TryPost(ctx, &h, p)
+				posted, err := link.TryPost(ctx, &h, p, true) // then only WaitPosted
 				if err == nil && posted {
 					err = link.WaitPosted(ctx)
 				}

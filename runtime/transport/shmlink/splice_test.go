@@ -31,7 +31,7 @@ func TestSplicedHeads(t *testing.T) {
 		for i, n := range sizes {
 			sent[i] = patterned(n, byte(i+1))
 			h := netio.Header{Seq: uint64(i), Len: uint32(n)}
-			if posted, err := dir.from.TryPost(ctx, &h, sent[i]); !posted || err != nil {
+			if posted, err := dir.from.TryPost(ctx, &h, sent[i], false); !posted || err != nil {
 				t.Fatalf("%s: TryPost of %d bytes: posted %v, %v", dir.name, n, posted, err)
 			}
 		}
@@ -95,7 +95,7 @@ func TestNoPipes(t *testing.T) {
 		}
 		p := patterned(directMin+7, 5)
 		h := netio.Header{Len: uint32(len(p))}
-		if posted, err := dir.from.TryPost(ctx, &h, p); !posted || err != nil {
+		if posted, err := dir.from.TryPost(ctx, &h, p, false); !posted || err != nil {
 			t.Fatalf("%s: TryPost: posted %v, %v", dir.name, posted, err)
 		}
 		if err := dir.to.RecvHeader(ctx, &h); err != nil {
@@ -122,7 +122,7 @@ func TestSplicedShortPipe(t *testing.T) {
 	l, d := pair(t, 0)
 	p := patterned(directMin, 3)
 	h := netio.Header{Len: uint32(len(p))}
-	if posted, err := d.TryPost(ctx, &h, p); !posted || err != nil {
+	if posted, err := d.TryPost(ctx, &h, p, false); !posted || err != nil {
 		t.Fatalf("TryPost: posted %v, %v", posted, err)
 	}
 	stolen := make([]byte, 4096)
