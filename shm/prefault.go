@@ -3,6 +3,7 @@ package shm
 import (
 	"os"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,6 +29,18 @@ import (
 // Barrier), so only the head of the mapping is populated and read at once;
 // a goroutine does the rest while the link is already in use. A page the ring reaches before the goroutine does costs what it
 // always did, once.
+//
+// That goroutine must not hold the process's processor for long: a rank
+// bound to one CPU runs with GOMAXPROCS=1, and Go preempts a running
+// goroutine only after 10 ms. While it read 1 MiB at a time without a
+// pause, the goroutine that waited for the peer's answer on the link's
+// socket (the dialer's acknowledgement, the listener closing at Close)
+// waited with it: `hcclrun -np 2` of Init, Barrier and Close spent 13 ms
+// between the listener's acknowledgement and the dialer seeing it, and a
+// job's first collective stalled 18-23 ms (2026-12-05, the AMD host). So
+// it works in pieces of populateStep and sleeps between them: a sleep,
+// unlike runtime.Gosched, lets the scheduler look at the network poller,
+// where those goroutines wait.
 
 // prefaultNow is how many bytes of a mapping are read before it is handed
 // out: the ring headers and the first frames of a fresh link.
@@ -50,16 +63,19 @@ func startPrefault(mem []byte) *prefaulter {
 	go func() {
 		defer close(p.done)
 		for off := head; off < len(mem) && !p.quit.Load(); off += populateStep {
-			populate(mem[off:min(len(mem), off+populateStep)])
+			chunk := mem[off:min(len(mem), off+populateStep)]
+			populate(chunk)
+			touchPages(chunk, &p.quit)
+			time.Sleep(time.Microsecond) // a pause for the others (above)
 		}
-		touchPages(mem[head:], &p.quit)
 	}()
 	return p
 }
 
 // populateStep is how much of a mapping the background prefaulter
-// populates between two looks at its quit flag.
-const populateStep = 1 << 20
+// populates and reads between two pauses (startPrefault): 16 pages, under
+// a millisecond where a first touch traps to the hypervisor.
+const populateStep = 64 << 10
 
 // populate fills the page tables for mem with writable entries
 // (MADV_POPULATE_WRITE, Linux 5.14). Errors are ignored: the reads that
