@@ -182,26 +182,42 @@ func (s *supervisor) run(ctx context.Context) error {
 	return s.result
 }
 
-// startAll starts every rank: the hosts in parallel, the ranks of one host
-// in order. Results arrive on s.started.
+// startAll starts every rank: the hosts in parallel, and on each host up
+// to startsInFlight ranks at once, taken in rank order. Results arrive on
+// s.started.
 func (s *supervisor) startAll() {
 	byHost := make([][]int, len(s.r.hosts))
 	for rank, slot := range s.r.slots {
 		byHost[slot.host] = append(byHost[slot.host], rank)
 	}
 	for h, ranks := range byHost {
-		go func() {
-			for _, rank := range ranks {
-				if s.stopStarting.Load() {
-					s.started <- startedMsg{rank: rank, err: errNotStarted}
-					continue
+		next := make(chan int, len(ranks))
+		for _, rank := range ranks {
+			next <- rank
+		}
+		close(next)
+		for range min(len(ranks), startsInFlight) {
+			go func() {
+				for rank := range next {
+					if s.stopStarting.Load() {
+						s.started <- startedMsg{rank: rank, err: errNotStarted}
+						continue
+					}
+					p, err := s.r.hosts[h].Spawner.Start(s.spec(rank))
+					s.started <- startedMsg{rank: rank, proc: p, err: err}
 				}
-				p, err := s.r.hosts[h].Spawner.Start(s.spec(rank))
-				s.started <- startedMsg{rank: rank, proc: p, err: err}
-			}
-		}()
+			}()
+		}
 	}
 }
+
+// startsInFlight is how many ranks of one host start at once. A start
+// returns when the program has been executed, and on the project's VMs an
+// exec costs milliseconds, most of them in the child (the kernel loading
+// the program, page faults under shadow paging): one start after the other,
+// the second rank of `hcclrun -np 2` ran 2-8 ms behind the first, and a
+// job's start-up waits for its last rank. Spawner allows concurrent Starts.
+const startsInFlight = 4
 
 // spec builds the ProcSpec of one rank.
 func (s *supervisor) spec(rank int) ProcSpec {
