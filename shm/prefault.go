@@ -36,8 +36,9 @@ import (
 // pause, the goroutine that waited for the peer's answer on the link's
 // socket (the dialer's acknowledgement, the listener closing at Close)
 // waited with it: `hcclrun -np 2` of Init, Barrier and Close spent 13 ms
-// between the listener's acknowledgement and the dialer seeing it, and a
-// job's first collective stalled 18-23 ms (2026-12-05, the AMD host). So
+// between the listener's acknowledgement and the dialer seeing it, and the
+// slowest of a job's first AllReduces (its links' set-up included) took
+// 18-23 ms (2026-12-05, the AMD host). So
 // it works in pieces of populateStep and sleeps between them: a sleep,
 // unlike runtime.Gosched, lets the scheduler look at the network poller,
 // where those goroutines wait.
@@ -58,14 +59,14 @@ type prefaulter struct {
 func startPrefault(mem []byte) *prefaulter {
 	head := min(len(mem), prefaultNow)
 	populate(mem[:head])
-	touchPages(mem[:head], nil)
+	touchPages(mem[:head])
 	p := &prefaulter{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		for off := head; off < len(mem) && !p.quit.Load(); off += populateStep {
 			chunk := mem[off:min(len(mem), off+populateStep)]
 			populate(chunk)
-			touchPages(chunk, &p.quit)
+			touchPages(chunk)
 			time.Sleep(time.Microsecond) // a pause for the others (above)
 		}
 	}()
@@ -92,15 +93,13 @@ func (p *prefaulter) stop() {
 	<-p.done
 }
 
-// touchPages reads one byte of every page of mem, until quit (when not nil)
-// is set.
-func touchPages(mem []byte, quit *atomic.Bool) {
+// touchPages reads one byte of every page of mem. The background
+// prefaulter calls it a piece at a time and looks at its quit flag
+// between pieces.
+func touchPages(mem []byte) {
 	page := os.Getpagesize()
 	var sink byte
-	for i, n := 0, 0; i < len(mem); i, n = i+page, n+1 {
-		if quit != nil && n%64 == 0 && quit.Load() {
-			break
-		}
+	for i := 0; i < len(mem); i += page {
 		sink += mem[i]
 	}
 	prefaultSink.Store(uint32(sink))
