@@ -21,6 +21,7 @@ type (
 		ServerList  []json.RawMessage `json:"server_list"`
 		JobID       string            `json:"job_id"`
 		ControlAddr string            `json:"control_addr"`
+		HandoffNS   string            `json:"handoff_ns"`
 	}
 	wireServer struct {
 		ServerID string            `json:"server_id"`
@@ -44,6 +45,7 @@ func Parse(data []byte) (*Table, error) {
 		ServerCount: w.ServerCount,
 		JobID:       w.JobID,
 		ControlAddr: w.ControlAddr,
+		HandoffNS:   w.HandoffNS,
 	}
 	if w.ServerList != nil {
 		t.ServerList = make([]Server, len(w.ServerList))

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+	"time"
 )
 
 // Spec describes a job for Generate.
 type Spec struct {
-	JobID       string // job_id; may be empty
-	ControlAddr string // control_addr (host:port); may be empty
+	JobID       string        // job_id; may be empty
+	ControlAddr string        // control_addr (host:port); may be empty
+	Handoff     time.Duration // handoff_ns; 0 leaves it out
 	Servers     []ServerSpec
 }
 
@@ -42,6 +44,9 @@ func Generate(spec Spec) (*Table, error) {
 		ServerList:  make([]Server, len(spec.Servers)),
 		JobID:       spec.JobID,
 		ControlAddr: spec.ControlAddr,
+	}
+	if spec.Handoff > 0 {
+		t.HandoffNS = strconv.FormatInt(spec.Handoff.Nanoseconds(), 10)
 	}
 	if len(spec.Servers) == 0 {
 		return nil, fmt.Errorf("ranktable: generate: no servers")

@@ -3,6 +3,7 @@ package ranktable
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestGenerateNumbering(t *testing.T) {
@@ -27,6 +28,32 @@ func TestGenerateNumbering(t *testing.T) {
 		if s.ServerID != w.server || d.DeviceID != w.local || d.LocalRank != w.local || d.DeviceIP != w.ip || d.RankID != itoa(r) {
 			t.Errorf("rank %d: server %q device %+v, want %+v", r, s.ServerID, *d, w)
 		}
+	}
+}
+
+// TestGenerateHandoff checks that the launcher's measured hand-off reaches
+// the ranks: written as nanoseconds, read back as a duration.
+func TestGenerateHandoff(t *testing.T) {
+	spec := sampleSpec()
+	spec.Handoff = 3100 * time.Nanosecond
+	tab, err := Generate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tab.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.HandoffNS != "3100" || back.Handoff() != spec.Handoff {
+		t.Errorf("handoff_ns %q, Handoff() %v, want \"3100\" and %v", back.HandoffNS, back.Handoff(), spec.Handoff)
+	}
+	spec.Handoff = 0
+	if tab, err = Generate(spec); err != nil || tab.HandoffNS != "" || tab.Handoff() != 0 {
+		t.Errorf("no hand-off: handoff_ns %q, Handoff() %v, err %v; want none", tab.HandoffNS, tab.Handoff(), err)
 	}
 }
 

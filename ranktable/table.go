@@ -3,6 +3,7 @@ package ranktable
 import (
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // The only status and version this package reads and writes. HCCL writes
@@ -26,6 +27,11 @@ type Table struct {
 	// Ours, optional.
 	JobID       string `json:"job_id,omitempty"`
 	ControlAddr string `json:"control_addr,omitempty"` // host:port of the control plane
+	// HandoffNS is how long a waiter took to hand a shared core to
+	// another process, in nanoseconds, as the launcher measured it on its
+	// host (shm.MeasureHandoff): a fact every rank reads alike, so that
+	// the ranks' cost models agree. Empty when not measured.
+	HandoffNS string `json:"handoff_ns,omitempty"`
 }
 
 // Server is one host of the job: HCCL's server, hcclrun's node.
@@ -53,6 +59,16 @@ type Location struct {
 	Node      int
 	Local     int
 	LocalSize int
+}
+
+// Handoff returns handoff_ns as a duration, 0 when it is absent or does
+// not parse (Validate reports that).
+func (t *Table) Handoff() time.Duration {
+	ns, why := parseDecimal(t.HandoffNS)
+	if t.HandoffNS == "" || why != "" {
+		return 0
+	}
+	return time.Duration(ns)
 }
 
 // Size returns the number of ranks: the devices of all servers.

@@ -23,7 +23,8 @@ import (
 //     first rank of a server follow from its position);
 //   - local_rank, when present, is the device's index within its server;
 //   - cpu_list, when present, parses (see ParseCPUList);
-//   - control_addr, when present, is host:port with a numeric port.
+//   - control_addr, when present, is host:port with a numeric port;
+//   - handoff_ns, when present, is decimal.
 //
 // Checking stops at the first violation because later ones are usually its
 // consequences.
@@ -48,6 +49,11 @@ func (t *Table) Validate() error {
 	if t.ControlAddr != "" {
 		if why := checkHostPort(t.ControlAddr); why != "" {
 			return fieldErr("control_addr", t.ControlAddr, why)
+		}
+	}
+	if t.HandoffNS != "" {
+		if _, why := parseDecimal(t.HandoffNS); why != "" {
+			return fieldErr("handoff_ns", t.HandoffNS, why)
 		}
 	}
 	size := t.Size()

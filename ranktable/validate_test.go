@@ -3,6 +3,7 @@ package ranktable
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 // validTable is 2 servers of 4 ranks with every optional field set.
@@ -11,6 +12,7 @@ func validTable(t *testing.T) *Table {
 	tab, err := Generate(Spec{
 		JobID:       "j",
 		ControlAddr: "10.0.0.1:1234",
+		Handoff:     3100 * time.Nanosecond,
 		Servers: []ServerSpec{
 			{ID: "h0", HostAddr: "10.0.0.1", Ranks: 4, CPUs: []int{0, 1, 2, 3}},
 			{ID: "h1", HostAddr: "10.0.0.2", Ranks: 4, CPUs: []int{0, 1, 2, 3}},
@@ -31,7 +33,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", func(*Table) {}, "", ""},
 		{"valid without our fields", func(t *Table) {
-			t.JobID, t.ControlAddr = "", ""
+			t.JobID, t.ControlAddr, t.HandoffNS = "", "", ""
 			for i := range t.ServerList {
 				t.ServerList[i].HostAddr = ""
 				for j := range t.ServerList[i].Devices {
@@ -57,6 +59,8 @@ func TestValidate(t *testing.T) {
 			`control_addr: "10.0.0.1" is not host:port`},
 		{"control addr bad port", func(t *Table) { t.ControlAddr = "10.0.0.1:0" }, "control_addr",
 			`control_addr: "10.0.0.1:0" has no valid port (want 1..65535)`},
+		{"handoff not decimal", func(t *Table) { t.HandoffNS = "3.1us" }, "handoff_ns",
+			`handoff_ns: "3.1us" is not a decimal number`},
 		{"server id empty", func(t *Table) { t.ServerList[1].ServerID = "" }, "server_list[1].server_id",
 			`server_list[1].server_id: is missing or empty`},
 		{"server id duplicate", func(t *Table) { t.ServerList[1].ServerID = "h0" }, "server_list[1].server_id",
