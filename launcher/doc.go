@@ -39,6 +39,12 @@
 //     rank table's cpu_list, unless they outnumber the CPUs. The spawning
 //     thread takes the rank's binding just for the fork, so the rank
 //     inherits it; threads.go sets GOMAXPROCS for oversubscribed hosts.
+//   - The hand-off of a shared core (handoff.go): when some host has more
+//     ranks than CPUs, the launcher times on its own host how long a core
+//     takes to change hands between two waiters (shm.MeasureHandoff, about
+//     a millisecond) and writes it to the rank table's handoff_ns, from
+//     which every rank's cost model prices its oversubscribed rounds alike
+//     (runtime/selector, SlowHost).
 //
 // Failure semantics: the first rank that exits non-zero, dies by a signal or
 // loses its control connection while its process lives is the job's failure.

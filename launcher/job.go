@@ -195,25 +195,8 @@ func (r *resolved) bindHosts() error {
 		if h.CPUs != nil {
 			continue
 		}
-		var allowed []int
-		where := "this machine"
-		switch sp := h.Spawner.(type) {
-		case *LocalSpawner:
-			if sp.agent {
-				continue // an agent's own spawner: its launcher decided
-			}
-			// allowed stays nil: the launcher's own CPUs
-		case *agentSpawner:
-			if sp.cpus == nil {
-				continue // an agent that did not say: unbound
-			}
-			allowed, where = sp.cpus, sp.host
-		case nil:
-			if len(r.hosts) > 1 || r.Job.Hosts != nil {
-				continue
-			}
-			// the ranktable command's view of a local job
-		default:
+		allowed, where, ok := r.allowedOn(h)
+		if !ok {
 			continue
 		}
 		cpus, err := bindCPUs(r.Bind, h.Ranks, allowed, where)
@@ -225,9 +208,35 @@ func (r *resolved) bindHosts() error {
 	return nil
 }
 
+// allowedOn says which CPUs h's ranks may run on: nil for the launcher's
+// own (h is this machine), an agent's report for a remote host; where
+// names the host. It is not ok when the launcher does not decide: an
+// agent's own spawner (its launcher did), an agent that did not say, a
+// spawner of the caller's.
+func (r *resolved) allowedOn(h *Host) (allowed []int, where string, ok bool) {
+	switch sp := h.Spawner.(type) {
+	case *LocalSpawner:
+		if sp.agent {
+			return nil, "", false // an agent's own spawner: its launcher decided
+		}
+		return nil, "this machine", true
+	case *agentSpawner:
+		if sp.cpus == nil {
+			return nil, "", false // an agent that did not say: unbound
+		}
+		return sp.cpus, sp.host, true
+	case nil:
+		if len(r.hosts) > 1 || r.Job.Hosts != nil {
+			return nil, "", false
+		}
+		return nil, "this machine", true // the ranktable command's view of a local job
+	}
+	return nil, "", false
+}
+
 // rankTable generates the table of the resolved job.
 func (r *resolved) rankTable(jobID, controlAddr string) (*ranktable.Table, error) {
-	spec := ranktable.Spec{JobID: jobID, ControlAddr: controlAddr}
+	spec := ranktable.Spec{JobID: jobID, ControlAddr: controlAddr, Handoff: r.measureHandoff()}
 	for _, h := range r.hosts {
 		ss := ranktable.ServerSpec{HostAddr: h.Addr, Ranks: h.Ranks, CPUs: h.CPUs}
 		if ss.HostAddr == "" && h.Spawner != nil {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -274,6 +275,17 @@ func TestRanktableCommand(t *testing.T) {
 	}
 	if err := tab.Validate(); err != nil || tab.Size() != 4 || len(tab.Servers()) != 1 {
 		t.Fatalf("printed table: %v, size %d", err, tab.Size())
+	}
+	// More ranks than CPUs: the launcher times a shared core's hand-off
+	// for the ranks' cost model; one rank never shares a core.
+	if goruntime.NumCPU() < 4 && tab.Handoff() <= 0 {
+		t.Errorf("4 ranks on %d CPUs: handoff_ns %q, want a measured hand-off", goruntime.NumCPU(), tab.HandoffNS)
+	}
+	one := hcclrun(t, 10*time.Second, "", "ranktable", "-np", "1")
+	if tab1, err := ranktable.Parse([]byte(one.stdout)); err != nil {
+		t.Errorf("1 rank: printed table does not parse: %v", err)
+	} else if tab1.HandoffNS != "" {
+		t.Errorf("1 rank: handoff_ns %q, want none", tab1.HandoffNS)
 	}
 	var raw map[string]any
 	if json.Unmarshal([]byte(res.stdout), &raw) != nil || raw["version"] != "1.0" || raw["status"] != "completed" {

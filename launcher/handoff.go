@@ -1,0 +1,67 @@
+package launcher
+
+import (
+	"time"
+
+	"github.com/hcclrun/hcclrun/shm"
+)
+
+// A job whose ranks outnumber a host's CPUs waits, on every dependent
+// round over shared memory, for a core to change hands. What that costs
+// depends on the hypervisor more than on the CPU (a context switch under
+// PVM's shadow paging costs several times what it does under KVM), and
+// it moves the algorithm choices of such jobs (runtime/selector,
+// SlowHost). So the launcher times it on its own host before the first
+// rank starts, and writes it into the rank table (handoff_ns), where every
+// rank reads the same figure and their cost models agree. Remote hosts
+// are taken to be of the launcher's kind.
+//
+// Jobs with a core per rank never pay it and skip the measurement; the
+// others pay about a millisecond at start.
+const (
+	handoffBatches = 7
+	handoffRounds  = 40
+)
+
+// measureHandoff returns the hand-off measured on the launcher's first
+// CPU when some host of the job is oversubscribed, and 0 when none is or
+// the measurement failed (the selector then prices as for a fast host;
+// the failure is logged).
+func (r *resolved) measureHandoff() time.Duration {
+	if !r.oversubscribed() {
+		return 0
+	}
+	cpus, err := allowedCPUs()
+	if err != nil || len(cpus) == 0 {
+		r.log.Debug("hand-off not measured", "err", err)
+		return 0
+	}
+	h, err := shm.MeasureHandoff(cpus[0], handoffBatches, handoffRounds)
+	if err != nil {
+		r.log.Debug("hand-off not measured", "err", err)
+		return 0
+	}
+	r.log.Debug("hand-off measured", "cpu", cpus[0], "handoff", h)
+	return h
+}
+
+// oversubscribed reports whether some host of the job has more ranks than
+// CPUs it may run them on, as far as the launcher knows (allowedOn).
+func (r *resolved) oversubscribed() bool {
+	for i := range r.hosts {
+		allowed, _, ok := r.allowedOn(&r.hosts[i])
+		if !ok {
+			continue
+		}
+		if allowed == nil {
+			var err error
+			if allowed, err = allowedCPUs(); err != nil {
+				continue
+			}
+		}
+		if r.hosts[i].Ranks > len(allowed) {
+			return true
+		}
+	}
+	return false
+}
