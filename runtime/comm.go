@@ -91,7 +91,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
 	}
-	sel, err := newSelector(knobs, hostCPUs(tf.serverCPUs, ""), log)
+	sel, err := newSelector(knobs, hostCPUs(tf.serverCPUs, ""), tf.handoff, log)
 	if err != nil {
 		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
 	}

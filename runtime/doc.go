@@ -26,8 +26,11 @@
 //     and empty plans get an exchange of empty frames around the ring, in
 //     their first step where it fits (callcheck.go), so that ranks that
 //     disagree always receive something from each other. The rank table
-//     (table.go) tells how many ranks each server holds and, when the
-//     launcher bound them to CPUs, how many CPUs they share.
+//     (table.go) tells how many ranks each server holds, when the
+//     launcher bound them to CPUs how many CPUs they share, and when some
+//     host has more ranks than CPUs how fast a shared core changes hands
+//     (the launcher's measurement, which the selector prices with:
+//     select.go).
 //
 // # Joining and links
 //

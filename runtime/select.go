@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
@@ -10,19 +11,25 @@ import (
 
 // newSelector builds the communicator's algorithm selector: the cost model
 // and the HCCL_ALGO policy (selectorModel), for a server of cores CPUs
-// (hostCPUs). A malformed HCCL_ALGO fails Init rather than the first
+// (hostCPUs) whose shared core changes hands in handoff (0: not
+// measured). A malformed HCCL_ALGO fails Init rather than the first
 // collective.
-func newSelector(knobs Knobs, cores int, log *slog.Logger) (*selector.Selector, error) {
-	model, policy, err := selectorModel(knobs, cores)
+func newSelector(knobs Knobs, cores int, handoff time.Duration, log *slog.Logger) (*selector.Selector, error) {
+	model, policy, err := selectorModel(knobs, cores, handoff)
 	if err != nil {
 		return nil, err
+	}
+	if handoff > 0 {
+		log.Info("cost model", "handoff", handoff, "slow_host", handoff >= model.Slow.Handoff,
+			"wake", model.Wake, "poll_max", model.PollMax)
 	}
 	return selector.New(model, policy, log), nil
 }
 
 // selectorModel is the cost model a job prices with, and its HCCL_ALGO
-// policy: DefaultModel for a server of cores CPUs, or a tuning file over
-// it, adjusted to what the knobs make the links do.
+// policy: DefaultModel for a server of cores CPUs whose shared core
+// changes hands in handoff (selector.Model.WithHandoff), or a tuning file
+// over it, adjusted to what the knobs make the links do.
 //
 // The cores are the server's, not this process's: the launcher binds
 // each rank to its own CPU, where runtime.NumCPU, DefaultModel's count,
@@ -33,8 +40,8 @@ func newSelector(knobs Knobs, cores int, log *slog.Logger) (*selector.Selector, 
 // np 2 and 4, Broadcast of 256 KiB at np 3, of 32 and 256 KiB at np 4),
 // and bench/calibrate, which prices in a process of its own, scored
 // choices the jobs did not make.
-func selectorModel(knobs Knobs, cores int) (selector.Model, selector.Policy, error) {
-	base := selector.DefaultModel()
+func selectorModel(knobs Knobs, cores int, handoff time.Duration) (selector.Model, selector.Policy, error) {
+	base := selector.DefaultModel().WithHandoff(handoff)
 	if cores > 0 {
 		base.Cores = cores
 	}
@@ -58,14 +65,16 @@ func selectorModel(knobs Knobs, cores int) (selector.Model, selector.Policy, err
 
 // SelectorModel returns the cost model and algorithm policy that a job
 // started with the environment getenv reads would choose with
-// (HCCL_ALGO, HCCL_TUNING_FILE, HCCL_SHM_DISABLE, HCCL_SHM_DIRECT), for
-// tools that price calls without running them (hcclrun plan).
-func SelectorModel(getenv func(string) string) (selector.Model, selector.Policy, error) {
+// (HCCL_ALGO, HCCL_TUNING_FILE, HCCL_SHM_DISABLE, HCCL_SHM_DIRECT) on a
+// host whose shared core changes hands in handoff (what the launcher
+// measures there, shm.MeasureHandoff; 0 for not measured), for tools that
+// price calls without running them (hcclrun plan).
+func SelectorModel(getenv func(string) string, handoff time.Duration) (selector.Model, selector.Policy, error) {
 	knobs, err := knobsFromEnv(getenv)
 	if err != nil {
 		return selector.Model{}, selector.Policy{}, err
 	}
-	return selectorModel(knobs, 0)
+	return selectorModel(knobs, 0, handoff)
 }
 
 // chooseAlgorithm asks the selector for req's algorithm. The last answer

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"testing"
+	"time"
 
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
@@ -16,7 +17,7 @@ import (
 func TestSelectorModel(t *testing.T) {
 	predict := func(env map[string]string) (selector.Model, selector.Estimate) {
 		t.Helper()
-		m, p, err := SelectorModel(func(k string) string { return env[k] })
+		m, p, err := SelectorModel(func(k string) string { return env[k] }, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +41,7 @@ func TestSelectorModel(t *testing.T) {
 	if !(shm.Time < ring.Time && ring.Time < tcp.Time) {
 		t.Errorf("AllGather 1 MiB at np 2: posted %v, through the rings %v, over TCP %v; want them in that order, rising", shm.Time, ring.Time, tcp.Time)
 	}
-	if _, _, err := SelectorModel(func(k string) string { return map[string]string{"HCCL_ALGO": "bogus"}[k] }); err == nil {
+	if _, _, err := SelectorModel(func(k string) string { return map[string]string{"HCCL_ALGO": "bogus"}[k] }, 0); err == nil {
 		t.Error("HCCL_ALGO=bogus accepted")
 	}
 }
@@ -55,7 +56,7 @@ func TestSelectorModelCores(t *testing.T) {
 	if got := hostCPUs(0, "0-2,5"); got != 4 {
 		t.Errorf("hostCPUs of an unbound rank with CPUs 0-2,5: %d, want 4", got)
 	}
-	m, _, err := selectorModel(Knobs{}, 6)
+	m, _, err := selectorModel(Knobs{}, 6, 0)
 	if err != nil || m.Cores != 6 {
 		t.Fatalf("selectorModel for 6 cores: cores %d, err %v", m.Cores, err)
 	}
@@ -63,10 +64,51 @@ func TestSelectorModelCores(t *testing.T) {
 	if err := os.WriteFile(path, []byte("cores 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if m, _, err := selectorModel(Knobs{TuningFile: path}, 6); err != nil || m.Cores != 3 {
+	if m, _, err := selectorModel(Knobs{TuningFile: path}, 6, 0); err != nil || m.Cores != 3 {
 		t.Errorf("a tuning file's cores 3 over 6: cores %d, err %v", m.Cores, err)
 	}
-	if m, _, err := SelectorModel(func(string) string { return "" }); err != nil || m.Cores != goruntime.NumCPU() {
+	if m, _, err := SelectorModel(func(string) string { return "" }, 0); err != nil || m.Cores != goruntime.NumCPU() {
 		t.Errorf("SelectorModel: cores %d, err %v; want this process's %d", m.Cores, err, goruntime.NumCPU())
+	}
+}
+
+// TestSelectorModelHandoff: a job whose launcher measured a slow hand-off
+// of a shared core prices its oversubscribed rounds as such a host's
+// (selector.SlowHost), which moves the choice of an AllReduce of 32 KiB at
+// np 3 on 2 cores from mesh to one-shot; a tuning file's settings still
+// win, and a fast or unmeasured hand-off changes nothing.
+func TestSelectorModelHandoff(t *testing.T) {
+	def := selector.DefaultModel()
+	slow := def.Slow.Handoff + def.Slow.Handoff/2
+	choose := func(handoff time.Duration, tuning string) (selector.Model, string) {
+		t.Helper()
+		knobs := Knobs{}
+		if tuning != "" {
+			knobs.TuningFile = filepath.Join(t.TempDir(), "tuning")
+			if err := os.WriteFile(knobs.TuningFile, []byte(tuning), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, p, err := selectorModel(knobs, 2, handoff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := selector.Call{Coll: plan.AllReduce, Bytes: 32 << 10, Topo: selector.Topo{Ranks: 3, Servers: 1}}
+		e, err := selector.Predict(m, p, call).Chosen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, e.Algo
+	}
+	for _, h := range []time.Duration{0, def.Slow.Handoff / 2} {
+		if m, algo := choose(h, ""); m.Wake != def.Wake || m.PollMax != def.PollMax || algo != "mesh" {
+			t.Errorf("hand-off %v: wake %v, poll.max %d, AllReduce np 3 32 KiB %s; want DefaultModel's %v, %d and mesh", h, m.Wake, m.PollMax, algo, def.Wake, def.PollMax)
+		}
+	}
+	if m, algo := choose(slow, ""); m.Wake != def.Slow.Wake || m.PollMax != def.Slow.PollMax || algo != "oneshot" {
+		t.Errorf("hand-off %v: wake %v, poll.max %d, AllReduce np 3 32 KiB %s; want the slow host's %v, %d and oneshot", slow, m.Wake, m.PollMax, algo, def.Slow.Wake, def.Slow.PollMax)
+	}
+	if m, _ := choose(slow, "wake 9us\n"); m.Wake != 9*time.Microsecond || m.PollMax != def.Slow.PollMax {
+		t.Errorf("hand-off %v with a tuning file's wake 9us: wake %v, poll.max %d; want 9us and %d", slow, m.Wake, m.PollMax, def.Slow.PollMax)
 	}
 }

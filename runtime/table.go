@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/hcclrun/hcclrun/ranktable"
 )
@@ -19,6 +20,10 @@ type tableFacts struct {
 	// (waitPolicy) is a question about the server, which a rank bound to
 	// one CPU cannot answer from its own affinity.
 	serverCPUs int
+	// handoff is how long the launcher measured a shared core to take to
+	// change hands on its host (the table's handoff_ns), 0 when it did
+	// not: the selector prices oversubscribed rounds from it.
+	handoff time.Duration
 }
 
 func readTableFacts(tableFile string, size, rank int) (tableFacts, error) {
@@ -32,7 +37,7 @@ func readTableFacts(tableFile string, size, rank int) (tableFacts, error) {
 	if t.Size() != size {
 		return tableFacts{}, fmt.Errorf("HCCL_RANK_TABLE_FILE %s lists %d ranks, HCCL_WORLD_SIZE is %d", tableFile, t.Size(), size)
 	}
-	var f tableFacts
+	f := tableFacts{handoff: t.Handoff()}
 	servers := t.Servers()
 	if len(servers) >= 2 {
 		f.perServer = servers[0].Size()

@@ -2,7 +2,7 @@
 // predicted-vs-measured tables of docs/selector.md, and with -fit first
 // fits runtime/selector's constants to them (selector.Fit).
 //
-//	go run ./bench/calibrate -dir /tmp/hccl-calibrate [-stat mean|median] [-over median|min] [-fit] [-tuning FILE]
+//	go run ./bench/calibrate -dir /tmp/hccl-calibrate [-stat mean|median] [-over median|min] [-fit] [-tuning FILE] [-handoff D]
 //
 // Each run file holds one collective at one np and link, its algorithms
 // (and "auto", the measured build's choice) compared within the one job
@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hcclrun/hcclrun/ranktable"
 	hccl "github.com/hcclrun/hcclrun/runtime"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
@@ -90,6 +91,7 @@ func main() {
 	over := flag.String("over", "median", "which of a point's samples (sweeps, out of place and in place) it takes: median or min")
 	fit := flag.Bool("fit", false, "fit the model's constants to the points first")
 	tuning := flag.String("tuning", "", "start from this tuning file (selector.ParseTuning) instead of DefaultModel")
+	handoff := flag.Duration("handoff", -1, "price as for a host whose shared core changes hands in this time (default: the handoff_ns of DIR/ranktable.json, which the script saves)")
 	flag.Parse()
 	if *stat != "mean" && *stat != "median" {
 		fmt.Fprintf(os.Stderr, "calibrate: -stat %q: want mean or median\n", *stat)
@@ -99,13 +101,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "calibrate: -over %q: want median or min\n", *over)
 		os.Exit(2)
 	}
-	if err := run(os.Stdout, *dir, *stat, *over, *fit, *tuning); err != nil {
+	if err := run(os.Stdout, *dir, *stat, *over, *fit, *tuning, *handoff); err != nil {
 		fmt.Fprintln(os.Stderr, "calibrate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
+func run(w io.Writer, dir, stat, over string, fit bool, tuning string, handoff time.Duration) error {
 	times, samples, spread, err := load(dir, stat, over)
 	if err != nil {
 		return err
@@ -117,9 +119,15 @@ func run(w io.Writer, dir, stat, over string, fit bool, tuning string) error {
 	if tuning != "" {
 		env["HCCL_TUNING_FILE"] = tuning
 	}
+	if handoff < 0 {
+		if handoff, err = tableHandoff(dir); err != nil {
+			return err
+		}
+	}
 	// The model the runs' jobs chose with: the caller may have set
-	// HCCL_SHM_DIRECT for them (rank.env).
-	m, _, err := hccl.SelectorModel(func(k string) string { return env[k] })
+	// HCCL_SHM_DIRECT for them (rank.env), and their launcher measured
+	// the hand-off (ranktable.json).
+	m, _, err := hccl.SelectorModel(func(k string) string { return env[k] }, handoff)
 	if err != nil {
 		return err
 	}
@@ -473,6 +481,21 @@ func us(d time.Duration) string {
 // rank's environment as hcclrun gives it (OUTDIR/rank.env, NAME=value
 // lines), which change how the selector prices; none when the file is
 // absent (runs of an older script).
+// tableHandoff returns the hand-off the launcher measured for the runs
+// (the handoff_ns of OUTDIR/ranktable.json, the table of the script's
+// largest np), 0 when the file is absent (runs of an older script) or the
+// table has none (no np beyond the cores).
+func tableHandoff(dir string) (time.Duration, error) {
+	t, err := ranktable.ReadFile(filepath.Join(dir, "ranktable.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return t.Handoff(), nil
+}
+
 func rankEnv(dir string) (map[string]string, error) {
 	env := map[string]string{}
 	data, err := os.ReadFile(filepath.Join(dir, "rank.env"))

@@ -24,7 +24,10 @@ func planCommand() *cli.Command {
 (alpha-beta-gamma per link class; HCCL_TUNING_FILE overrides the constants,
 HCCL_SHM_DISABLE and HCCL_SHM_DIRECT change what it prices as a job would)
 under the HCCL_ALGO policy (or --algo), for up to 65536 ranks, and marks the
-one the runtime would choose. With --rank, also prints that rank's plan of
+one the runtime would choose. A job with more ranks than a host's CPUs prices
+its rounds from the hand-off the launcher measures on its host (the rank
+table's handoff_ns, which "hcclrun ranktable -np N" prints); --handoff prices
+as a job that measured that. With --rank, also prints that rank's plan of
 the chosen algorithm step by step.`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Value: 2, Usage: "number of ranks"},
@@ -33,6 +36,7 @@ the chosen algorithm step by step.`,
 			&cli.StringFlag{Name: "bytes", Aliases: []string{"b"}, Value: "1M", Usage: "message size as the selector counts it (e.g. 8, 64K, 1M)"},
 			&cli.StringFlag{Name: "algo", Usage: "algorithm policy in HCCL_ALGO's grammar (default: $HCCL_ALGO)"},
 			&cli.IntFlag{Name: "rank", Value: -1, Usage: "also print this rank's plan (elements of 4 bytes)"},
+			&cli.DurationFlag{Name: "handoff", Usage: "price as for a host whose shared core changes hands in this time (e.g. 3us; default: not measured)"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -44,7 +48,10 @@ the chosen algorithm step by step.`,
 			if err != nil {
 				return usageErrorf("plan: --bytes: %v", err)
 			}
-			model, policy, err := hccl.SelectorModel(os.Getenv)
+			if c.Duration("handoff") < 0 {
+				return usageErrorf("plan: --handoff %v is negative", c.Duration("handoff"))
+			}
+			model, policy, err := hccl.SelectorModel(os.Getenv, c.Duration("handoff"))
 			if err != nil {
 				return err
 			}

@@ -13,8 +13,12 @@
 // streaming rate (Model.Head). Byte work is
 // slowed by the ranks at work that a server's cores are shared among (a
 // waiting rank sleeps and leaves its core) and by how far
-// the call's working set outgrows the caches (memory.go); docs/selector.md
-// has the constants' calibration and the predicted-vs-measured tables.
+// the call's working set outgrows the caches (memory.go). With ranks
+// beyond the cores, a dependent round costs a wake-up, whose price
+// depends on how fast the host's cores change hands: the launcher
+// measures that once per job and every rank prices with it
+// (handoff.go). docs/selector.md has the constants' calibration and the
+// predicted-vs-measured tables.
 //
 // Everything here is pure except Selector's cache and its log lines: the
 // CLI prints the same cost table a running job would use, without

@@ -71,6 +71,9 @@ type Model struct {
 	// the shm alpha: waiting ranks sleep in a futex instead of spinning.
 	Cores int
 	Wake  time.Duration
+	// Slow replaces Wake and PollMax on a host whose shared core changes
+	// hands slowly (WithHandoff).
+	Slow SlowHost
 	// Exchange is how many times dearer the bytes of an exchange round
 	// over shm (rhd: both ways with one partner at once) are when ranks
 	// outnumber cores: the round moves only while both partners hold a
@@ -207,6 +210,15 @@ func DefaultModel() Model {
 		PollMax: 16 << 10,
 		Cores:   goruntime.NumCPU(),
 		Wake:    5 * time.Microsecond,
+		// The AMD host under PVM measured a hand-off of 2.4-3.0 us
+		// (shm.MeasureHandoff; 1.9-2.7 us from C, on either vCPU), its
+		// slow prices chosen on cal40 and checked on cal41 and cal42
+		// (docs/selector.md). The KVM hosts' hand-off was not measured
+		// (the code came after them); a context switch under KVM needs
+		// no exit to the hypervisor, so it should read well below the
+		// bound. If one reads above it, that host gets the slow prices,
+		// which on cal36 chose 1.34x and 1.11x the fastest at two points.
+		Slow: SlowHost{Handoff: 1500 * time.Nanosecond, Wake: 7 * time.Microsecond, PollMax: 32 << 10},
 		// In place of a Wake more per exchange round, which priced rhd
 		// at np 3 and 4 above ring from 128 to 256 KiB, where it
 		// measured 10-25% faster: without it rhd is priced below ring

@@ -1,0 +1,38 @@
+package selector
+
+import "time"
+
+// SlowHost is how a host whose shared core changes hands slowly prices
+// the oversubscribed rounds: a job whose launcher measured a hand-off of
+// Handoff or more on its host (shm.MeasureHandoff, read from the rank
+// table) prices with Wake and PollMax in place of the model's.
+//
+// Why a second set and not one model: the two hosts the constants were
+// fitted on disagree at 32 KiB with ranks beyond the cores. On the Intel
+// host under KVM (cal36) mesh AllReduce at np 3 took 12.8 us against
+// one-shot's 17.2, and a tree Reduce at np 4 9.94 against mesh's 11.0; on
+// the AMD host under PVM (cal40, cal41) the same points went the other
+// way (25.2 against 19.6, and 24.6 against 17.2): there a second
+// dependent round costs 7-8 us where the model's Wake is 5 (mesh against
+// one-shot at np 3, 2-8 KiB: 18.2-20.5 us against 11.0-12.2), and a
+// polled receive of 32 KiB no hand-off. Priced with wake 7us and
+// poll.max 32K, cal40's choices were within 10% of the fastest at 215 of
+// 228 points with none clearly worse, against 213 and 2; cal36's would
+// have been 1.34x and 1.11x the fastest at those two points. What tells
+// the hosts apart is the cost of a context switch, which PVM's shadow
+// paging makes dearer (docs/selector.md).
+type SlowHost struct {
+	Handoff time.Duration // 0: every host prices alike
+	Wake    time.Duration
+	PollMax int64
+}
+
+// WithHandoff returns m priced for a host whose shared-core hand-off
+// measured h; 0 (not measured) leaves m as it is. Every rank of a job
+// reads the same h from the rank table, so their models agree.
+func (m Model) WithHandoff(h time.Duration) Model {
+	if m.Slow.Handoff > 0 && h >= m.Slow.Handoff {
+		m.Wake, m.PollMax = m.Slow.Wake, m.Slow.PollMax
+	}
+	return m
+}
