@@ -55,6 +55,9 @@ func MeasureHandoff(cpu, batches, rounds int) (time.Duration, error) {
 			Yield()
 		}
 	}()
+	// Set on every return, the early ones included: the other thread
+	// polls until then.
+	defer stop.Store(true)
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	var old unix.CPUSet
@@ -68,7 +71,6 @@ func MeasureHandoff(cpu, batches, rounds int) (time.Duration, error) {
 	if err := <-ready; err != nil {
 		return 0, err
 	}
-	defer stop.Store(true)
 
 	deadline := time.Now().Add(time.Second)
 	means := make([]time.Duration, batches)
