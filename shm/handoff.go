@@ -1,6 +1,7 @@
 package shm
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	goruntime "runtime"
@@ -37,41 +38,44 @@ func MeasureHandoff(cpu, batches, rounds int) (time.Duration, error) {
 	var turn atomic.Int64 // even: the measuring side's; odd: the other's
 	var stop atomic.Bool
 	ready := make(chan error, 1)
+	finished := make(chan struct{})
 	go func() {
-		// The thread dies with the goroutine (locked, never unlocked), so
-		// its binding does not leak into the Go scheduler's threads.
-		goruntime.LockOSThread()
-		if err := bindThreadTo(cpu); err != nil {
-			ready <- err
-			return
-		}
-		ready <- nil
-		for want := int64(1); !stop.Load(); {
-			if turn.Load() == want {
-				turn.Store(want + 1)
-				want += 2
-				continue
+		defer close(finished)
+		err := onCPU(cpu, func() {
+			ready <- nil
+			for want := int64(1); !stop.Load(); {
+				if turn.Load() == want {
+					turn.Store(want + 1)
+					want += 2
+					continue
+				}
+				Yield()
 			}
-			Yield()
+		})
+		if err != nil {
+			ready <- err
 		}
 	}()
-	// Set on every return, the early ones included: the other thread
-	// polls until then.
-	defer stop.Store(true)
-	goruntime.LockOSThread()
-	defer goruntime.UnlockOSThread()
-	var old unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &old); err != nil {
-		return 0, err
-	}
-	defer unix.SchedSetaffinity(0, &old)
-	if err := bindThreadTo(cpu); err != nil {
-		return 0, err
-	}
-	if err := <-ready; err != nil {
-		return 0, err
-	}
+	// On every return, the early ones included: the other thread polls
+	// until stopped, and is given back with its binding before this
+	// returns.
+	defer func() {
+		stop.Store(true)
+		<-finished
+	}()
+	var h time.Duration
+	var measured error
+	err := onCPU(cpu, func() {
+		if measured = <-ready; measured == nil {
+			h, measured = passTurns(&turn, batches, rounds)
+		}
+	})
+	return h, cmp.Or(err, measured)
+}
 
+// passTurns is the measuring side of MeasureHandoff: it hands the turn
+// over and waits for it back, rounds times per batch.
+func passTurns(turn *atomic.Int64, batches, rounds int) (time.Duration, error) {
 	deadline := time.Now().Add(time.Second)
 	means := make([]time.Duration, batches)
 	next := int64(0)
@@ -84,8 +88,7 @@ func MeasureHandoff(cpu, batches, rounds int) (time.Duration, error) {
 			}
 			next += 2
 		}
-		elapsed := time.Since(start)
-		means[b] = elapsed / time.Duration(2*rounds)
+		means[b] = time.Since(start) / time.Duration(2*rounds)
 		if time.Now().After(deadline) {
 			return 0, errors.New("shm: measure hand-off: over a second: the CPU is busy")
 		}
@@ -94,13 +97,22 @@ func MeasureHandoff(cpu, batches, rounds int) (time.Duration, error) {
 	return means[batches/2], nil
 }
 
-// bindThreadTo restricts the calling thread, locked to its goroutine, to
-// cpu.
-func bindThreadTo(cpu int) error {
-	var set unix.CPUSet
+// onCPU runs f on a thread of its own bound to cpu, and gives the thread
+// back to the Go scheduler with its binding as it was (a thread locked
+// until its goroutine ends would be ended with it, but the process's main
+// thread cannot end and would keep the binding).
+func onCPU(cpu int, f func()) error {
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	var old, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		return fmt.Errorf("shm: read a thread's CPU affinity: %w", err)
+	}
 	set.Set(cpu)
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
 		return fmt.Errorf("shm: bind a thread to CPU %d: %w", cpu, err)
 	}
+	defer unix.SchedSetaffinity(0, &old)
+	f()
 	return nil
 }

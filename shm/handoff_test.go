@@ -1,6 +1,8 @@
 package shm
 
 import (
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -29,6 +31,24 @@ func TestMeasureHandoff(t *testing.T) {
 		t.Errorf("hand-off on CPU %d: %v, want above 0 and below a 200th of the second the measurement may take", cpu, h)
 	}
 	t.Logf("hand-off on CPU %d: %v", cpu, h)
+	// Every thread of the process is left with its binding: the Go
+	// scheduler reuses them, and a rank started from one inherits it.
+	for range 20 {
+		if _, err := MeasureHandoff(cpu, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tasks, _ := filepath.Glob("/proc/self/task/*")
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(filepath.Base(task))
+		var got unix.CPUSet
+		if err := unix.SchedGetaffinity(tid, &got); err != nil {
+			continue // the thread ended meanwhile
+		}
+		if got != set {
+			t.Errorf("thread %d left with CPUs %v, want the process's %v", tid, cpusOf(got), cpusOf(set))
+		}
+	}
 	if _, err := MeasureHandoff(cpu, 0, 20); err == nil {
 		t.Error("no batches accepted")
 	}
@@ -41,4 +61,14 @@ func TestMeasureHandoff(t *testing.T) {
 	if _, err := MeasureHandoff(unused, 5, 20); err == nil {
 		t.Errorf("CPU %d, not this process's, accepted", unused)
 	}
+}
+
+func cpusOf(set unix.CPUSet) []int {
+	var cpus []int
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
 }
