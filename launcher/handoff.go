@@ -8,10 +8,10 @@ import (
 
 // A job whose ranks outnumber a host's CPUs waits, on every dependent
 // round over shared memory, for a core to change hands. What that costs
-// depends on the hypervisor more than on the CPU (a context switch under
-// PVM's shadow paging costs several times what it does under KVM), and
-// it moves the algorithm choices of such jobs (runtime/selector,
-// SlowHost). So the launcher times it on its own host before the first
+// differs between the project's hosts (2.0-3.0 us on the PVM guest of
+// 2026-12-06; the KVM hosts, whose calibrations chose differently, were
+// not measured), and it moves the algorithm choices of such jobs
+// (runtime/selector, SlowHost). So the launcher times it on its own host before the first
 // rank starts, and writes it into the rank table (handoff_ns), where every
 // rank reads the same figure and their cost models agree. Remote hosts
 // are taken to be of the launcher's kind.

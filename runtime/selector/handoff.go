@@ -18,9 +18,10 @@ import "time"
 // polled receive of 32 KiB no hand-off. Priced with wake 7us and
 // poll.max 32K, cal40's choices were within 10% of the fastest at 215 of
 // 228 points with none clearly worse, against 213 and 2; cal36's would
-// have been 1.34x and 1.11x the fastest at those two points. What tells
-// the hosts apart is the cost of a context switch, which PVM's shadow
-// paging makes dearer (docs/selector.md).
+// have been 1.34x and 1.11x the fastest at those two points. What is
+// taken to tell the hosts apart is the cost of a context switch, which
+// needs the hypervisor under PVM and not under KVM; it was measured on
+// the PVM host only (docs/selector.md).
 type SlowHost struct {
 	Handoff time.Duration // 0: every host prices alike
 	Wake    time.Duration
