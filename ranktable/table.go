@@ -64,8 +64,8 @@ type Location struct {
 // Handoff returns handoff_ns as a duration, 0 when it is absent or does
 // not parse (Validate reports that).
 func (t *Table) Handoff() time.Duration {
-	ns, why := parseDecimal(t.HandoffNS)
-	if t.HandoffNS == "" || why != "" {
+	ns, why := parseDecimal(t.HandoffNS) // "" is a why too
+	if why != "" {
 		return 0
 	}
 	return time.Duration(ns)
