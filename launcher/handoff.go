@@ -11,10 +11,10 @@ import (
 // differs between the project's hosts (2.0-3.0 us on the PVM guest of
 // 2026-12-06; the KVM hosts, whose calibrations chose differently, were
 // not measured), and it moves the algorithm choices of such jobs
-// (runtime/selector, SlowHost). So the launcher times it on its own host before the first
-// rank starts, and writes it into the rank table (handoff_ns), where every
-// rank reads the same figure and their cost models agree. Remote hosts
-// are taken to be of the launcher's kind.
+// (runtime/selector, SlowHost). So the launcher times it on its own host
+// before the first rank starts, and writes it into the rank table
+// (handoff_ns), where every rank reads the same figure and their cost
+// models agree. Remote hosts are taken to be of the launcher's kind.
 //
 // Jobs with a core per rank never pay it and skip the measurement; the
 // others pay about a millisecond at start.

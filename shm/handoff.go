@@ -18,7 +18,7 @@ import (
 // looks, as the waiters of a host with more ranks than cores do
 // (SetYield). One pass is a context switch plus the two threads' looks
 // and system calls, which a hypervisor may make dear: 2.0-3.0 us on the
-// PVM guest of 2026-12-06 (seven jobs' launchers), where a cache line
+// PVM guest of 2026-12-06 (eight jobs' launchers), where a cache line
 // crosses between the two vCPUs in 0.6-0.7 us.
 //
 // It makes batches of rounds passes and returns the median batch's mean,

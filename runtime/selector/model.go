@@ -210,7 +210,7 @@ func DefaultModel() Model {
 		PollMax: 16 << 10,
 		Cores:   goruntime.NumCPU(),
 		Wake:    5 * time.Microsecond,
-		// The AMD host under PVM measured a hand-off of 2.4-3.0 us
+		// The AMD host under PVM measured a hand-off of 2.0-3.0 us
 		// (shm.MeasureHandoff; 1.9-2.7 us from C, on either vCPU), its
 		// slow prices chosen on cal40 and checked on cal41 and cal42
 		// (docs/selector.md). The KVM hosts' hand-off was not measured
