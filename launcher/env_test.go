@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -284,5 +285,34 @@ func TestHostsPlacement(t *testing.T) {
 	bad := &Job{Program: rankProg, NP: 3, Hosts: []Host{{Spawner: NewLocalSpawner("a"), Ranks: 2}, {Spawner: NewLocalSpawner("b"), Ranks: 2}}}
 	if err := bad.Run(t.Context()); err == nil || !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "np is 3 but the hosts hold 4 ranks") {
 		t.Fatalf("Run with a wrong np: %v", err)
+	}
+}
+
+// lateRankZero starts rank 0 only after the other ranks' starts returned,
+// the order concurrent starts may take on a busy host.
+type lateRankZero struct {
+	*LocalSpawner
+	others sync.WaitGroup
+}
+
+func (s *lateRankZero) Start(spec ProcSpec) (Process, error) {
+	if spec.Rank == 0 {
+		s.others.Wait()
+	} else {
+		defer s.others.Done()
+	}
+	return s.LocalSpawner.Start(spec)
+}
+
+// TestStartErrorNamesLowestRank: when no rank can be started, the error
+// names rank 0 even when rank 0's start fails last.
+func TestStartErrorNamesLowestRank(t *testing.T) {
+	sp := &lateRankZero{LocalSpawner: NewLocalSpawner("node-a")}
+	sp.others.Add(startsInFlight - 1)
+	job := &Job{Program: filepath.Join(t.TempDir(), "nope"), Hosts: []Host{{Spawner: sp, Ranks: startsInFlight}}}
+	res := runJob(t, job, 10*time.Second)
+	var se *StartError
+	if !errors.As(res.err, &se) || se.Rank != 0 {
+		t.Fatalf("Run: %v; want rank 0's start error", res.err)
 	}
 }

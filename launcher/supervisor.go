@@ -247,6 +247,10 @@ func (s *supervisor) onStarted(m startedMsg) {
 		if m.err == errNotStarted {
 			return
 		}
+		if s.tearing {
+			s.preferLowerStartError(m)
+			return
+		}
 		s.teardown(m.err, -1, syscall.SIGTERM, fmt.Sprintf("rank %d could not be started", m.rank))
 		return
 	}
@@ -266,6 +270,22 @@ func (s *supervisor) onStarted(m startedMsg) {
 	case s.termSent:
 		s.signal(m.rank, s.termSig)
 		s.signal(m.rank, syscall.SIGCONT)
+	}
+}
+
+// preferLowerStartError: ranks of one host start several at once, so
+// when a program cannot be started at all, rank 1's failure may arrive
+// before rank 0's. The job reports the lowest rank that could not be
+// started, as it did when ranks started one after the other, so that the
+// same mistake always reads the same.
+func (s *supervisor) preferLowerStartError(m startedMsg) {
+	var first *StartError
+	if !errors.As(s.result, &first) {
+		return
+	}
+	var this *StartError
+	if errors.As(m.err, &this) && this.Rank < first.Rank {
+		s.result = m.err
 	}
 }
 
