@@ -305,6 +305,19 @@ func (m *linkManager) opened(peer int) transport.Link {
 	return nil
 }
 
+// warmShm touches the pages of every open shared-memory link that its
+// prefaulter has not reached (shmlink.Link.Warm), so that calls timed from
+// now on time the rings as they will stay (posttune.go).
+func (m *linkManager) warmShm() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, l := range m.links {
+		if s, ok := l.(*shmlink.Link); ok {
+			s.Warm()
+		}
+	}
+}
+
 // addLink records the link to peer; m.mu must be held.
 func (m *linkManager) addLink(peer int, l transport.Link) {
 	m.links[peer] = l

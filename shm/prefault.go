@@ -49,6 +49,8 @@ const prefaultNow = 256 << 10
 
 // prefaulter reads the tail of a mapping in the background.
 type prefaulter struct {
+	mem  []byte
+	next atomic.Int64 // the offset the goroutine reads next
 	quit atomic.Bool
 	done chan struct{}
 }
@@ -60,13 +62,15 @@ func startPrefault(mem []byte) *prefaulter {
 	head := min(len(mem), prefaultNow)
 	populate(mem[:head])
 	touchPages(mem[:head])
-	p := &prefaulter{done: make(chan struct{})}
+	p := &prefaulter{mem: mem, done: make(chan struct{})}
+	p.next.Store(int64(head))
 	go func() {
 		defer close(p.done)
 		for off := head; off < len(mem) && !p.quit.Load(); off += populateStep {
 			chunk := mem[off:min(len(mem), off+populateStep)]
 			populate(chunk)
 			touchPages(chunk)
+			p.next.Store(int64(off + len(chunk)))
 			time.Sleep(time.Microsecond) // a pause for the others (above)
 		}
 	}()
@@ -91,6 +95,23 @@ func (p *prefaulter) stop() {
 	}
 	p.quit.Store(true)
 	<-p.done
+}
+
+// finish stops the background reads and does what they left at once, in
+// the caller's goroutine. A busy rank with GOMAXPROCS=1 gives the
+// goroutine a turn only when Go preempts the rank's work, every 10 ms, so
+// that the reads can take a second; a caller that wants the whole mapping
+// warm now pays the rest itself. The caller must hold the mapping.
+func (p *prefaulter) finish() {
+	if p == nil {
+		return
+	}
+	p.stop()
+	if rest := p.mem[min(int(p.next.Load()), len(p.mem)):]; len(rest) > 0 {
+		populate(rest)
+		touchPages(rest)
+		p.next.Store(int64(len(p.mem)))
+	}
 }
 
 // touchPages reads one byte of every page of mem. The background

@@ -146,6 +146,17 @@ func (s *Segment) Bytes() []byte {
 	return s.mem
 }
 
+// Prefault touches every page of the mapping that the background
+// prefaulter has not reached yet, and stops it (prefault.go). Until then a
+// page the caller reaches first may cost a trap to the hypervisor.
+func (s *Segment) Prefault() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mem != nil {
+		s.prefault.finish()
+	}
+}
+
 // Size returns the mapped length in bytes, 0 after Close.
 func (s *Segment) Size() int {
 	s.mu.Lock()

@@ -298,3 +298,40 @@ func TestPrefaultFinishes(t *testing.T) {
 	defer seg.Close()
 	<-seg.prefault.done
 }
+
+// Prefault does at once what the background reads have not done yet: after
+// it every page is mapped, the goroutine is gone, and on a closed segment
+// it does nothing.
+func TestSegmentPrefault(t *testing.T) {
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	const size = 64 << 20 // still being read in the background when Prefault runs
+	seg, err := Create(size, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg.Prefault()
+	select {
+	case <-seg.prefault.done:
+	default:
+		t.Fatal("the background reads still run after Prefault")
+	}
+	var before, after unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &before); err != nil {
+		t.Fatal(err)
+	}
+	b := seg.Bytes()
+	for i := 0; i < len(b); i += os.Getpagesize() {
+		b[i]++
+	}
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &after); err != nil {
+		t.Fatal(err)
+	}
+	if faults, pages := after.Minflt-before.Minflt, int64(size/os.Getpagesize()); faults > pages/256 {
+		t.Errorf("after Prefault: %d faults for %d pages, want (almost) none", faults, pages)
+	}
+	if err := seg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seg.Prefault()
+}

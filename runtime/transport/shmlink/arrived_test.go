@@ -43,7 +43,7 @@ func TestArrived(t *testing.T) {
 		want("read", 0, false)
 	}
 
-	posted := patterned(directMin, 7)
+	posted := patterned(DirectMin, 7)
 	if ok, err := d.TryPost(ctx, &netio.Header{Len: uint32(len(posted))}, posted, false); !ok || err != nil {
 		t.Fatalf("TryPost: %v, %v", ok, err)
 	}

@@ -16,7 +16,7 @@ import (
 // Direct payloads: large payloads handed over in place.
 //
 // Through the ring a payload is copied twice, into the ring by the sender
-// and out of it by the receiver. A payload of at least directMin bytes
+// and out of it by the receiver. A payload of at least DirectMin bytes
 // goes over in place instead, when the receiver has shown at set-up that
 // it can read the sender's memory (shm.Ring.ProbeProducer): the sender
 // writes the frame's header, marked flagDirect, and the payload's address
@@ -31,7 +31,7 @@ import (
 // every extra goroutine that has to run is a hand-off between threads.
 //
 // This is what Open MPI's vader does for messages above 4 KiB (its
-// "single copy mechanism", CMA). Below directMin the ring is faster: a
+// "single copy mechanism", CMA). Below DirectMin the ring is faster: a
 // system call and an acknowledgement cost more than the second copy.
 
 const (
@@ -46,18 +46,18 @@ const (
 	flagSenderWaits = 2
 	directRefSize   = 16
 
-	// directMin is the smallest payload handed over in place. It must
-	// exceed the compiler's largest stack variable (128 KiB): a goroutine
-	// stack moves when it grows, and the receiver would read where the
-	// payload used to be; a longer slice is necessarily in the heap or in
-	// a mapping, which stay put.
-	directMin = 256 << 10
-
 	// directPiece is how much VisitPayload reads at a time into its
 	// scratch buffer: small enough to stay in the cache for the reduction
 	// that follows, large enough that the system call is a few percent.
 	directPiece = 128 << 10
 )
+
+// DirectMin is the smallest payload TryPost hands over in place. It must
+// exceed the compiler's largest stack variable (128 KiB): a goroutine stack
+// moves when it grows, and the receiver would read where the payload used
+// to be; a longer slice is necessarily in the heap or in a mapping, which
+// stay put.
+const DirectMin = 256 << 10
 
 // probePeer returns the peer's process id when this side can read the
 // peer's memory, and marks rx so that the peer hands large payloads over in
@@ -126,7 +126,7 @@ func (l *Link) TryPost(ctx context.Context, h *netio.Header, p []byte, thenWaits
 	if int(h.Len) != len(p) {
 		return false, l.sendFail(fmt.Errorf("header says %d payload bytes, got %d", h.Len, len(p)))
 	}
-	if len(p) < directMin {
+	if len(p) < DirectMin {
 		return false, nil
 	}
 	// Ready first: after Close the ring's memory is gone.

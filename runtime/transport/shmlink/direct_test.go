@@ -20,7 +20,7 @@ func patterned(n int, seed byte) []byte {
 	return p
 }
 
-// TestDirectInProcess: payloads of directMin bytes and more are posted in
+// TestDirectInProcess: payloads of DirectMin bytes and more are posted in
 // place and arrive intact, copied out or visited piece by piece; WaitPosted
 // waits for the receiver's read; smaller payloads are not posted.
 func TestDirectInProcess(t *testing.T) {
@@ -29,13 +29,13 @@ func TestDirectInProcess(t *testing.T) {
 	if !l.ReadsDirect() || !d.ReadsDirect() {
 		t.Fatalf("reads direct: listener %v, dialer %v", l.ReadsDirect(), d.ReadsDirect())
 	}
-	small := patterned(directMin-1, 1)
+	small := patterned(DirectMin-1, 1)
 	h := netio.Header{Len: uint32(len(small))}
 	if posted, err := d.TryPost(ctx, &h, small, false); posted || err != nil {
 		t.Fatalf("TryPost of %d bytes: posted %v, %v", len(small), posted, err)
 	}
 
-	sizes := []int{directMin, directMin + 1, 1<<20 + 3, 3*directPiece + 5}
+	sizes := []int{DirectMin, DirectMin + 1, 1<<20 + 3, 3*directPiece + 5}
 	for i, n := range sizes {
 		p := patterned(n, byte(i))
 		h := netio.Header{Seq: uint64(i), Len: uint32(n)}
@@ -121,7 +121,7 @@ func TestDirectTwoProcesses(t *testing.T) {
 	if !link.ReadsDirect() {
 		t.Fatal("the parent cannot read the child's memory")
 	}
-	for i, n := range []int{100, directMin, 4<<20 + 1} {
+	for i, n := range []int{100, DirectMin, 4<<20 + 1} {
 		p := patterned(n, byte(i))
 		h := netio.Header{Seq: uint64(i), Len: uint32(n)}
 		posted, err := link.TryPost(ctx, &h, p, false)
@@ -129,7 +129,7 @@ func TestDirectTwoProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !posted {
-			if n >= directMin {
+			if n >= DirectMin {
 				t.Fatalf("%d bytes not posted", n)
 			}
 			err = link.Send(ctx, &h, p)

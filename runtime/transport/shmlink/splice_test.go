@@ -26,7 +26,7 @@ func TestSplicedHeads(t *testing.T) {
 		if dir.from.pipes.out < 0 || dir.to.pipes.in < 0 {
 			t.Fatalf("%s: no pipe (%+v, %+v)", dir.name, dir.from.pipes, dir.to.pipes)
 		}
-		sizes := []int{directMin, spliceCapacity, 3<<20 + 5, directMin + 3}
+		sizes := []int{DirectMin, spliceCapacity, 3<<20 + 5, DirectMin + 3}
 		sent := make([][]byte, len(sizes))
 		for i, n := range sizes {
 			sent[i] = patterned(n, byte(i+1))
@@ -93,7 +93,7 @@ func TestNoPipes(t *testing.T) {
 		if dir.from.pipes != noPipes || dir.to.pipes != noPipes {
 			t.Fatalf("%s: pipes %+v and %+v, want none", dir.name, dir.from.pipes, dir.to.pipes)
 		}
-		p := patterned(directMin+7, 5)
+		p := patterned(DirectMin+7, 5)
 		h := netio.Header{Len: uint32(len(p))}
 		if posted, err := dir.from.TryPost(ctx, &h, p, false); !posted || err != nil {
 			t.Fatalf("%s: TryPost: posted %v, %v", dir.name, posted, err)
@@ -120,7 +120,7 @@ func TestNoPipes(t *testing.T) {
 func TestSplicedShortPipe(t *testing.T) {
 	ctx := testCtx(t, 20*time.Second)
 	l, d := pair(t, 0)
-	p := patterned(directMin, 3)
+	p := patterned(DirectMin, 3)
 	h := netio.Header{Len: uint32(len(p))}
 	if posted, err := d.TryPost(ctx, &h, p, false); !posted || err != nil {
 		t.Fatalf("TryPost: posted %v, %v", posted, err)
