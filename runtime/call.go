@@ -59,6 +59,13 @@ func (c *Comm) run(ctx context.Context, a *call) error {
 	if err := c.brokenErr(); err != nil {
 		return &OpError{Op: coll.String(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: err}
 	}
+	return c.runLocked(ctx, a)
+}
+
+// runLocked is run once c.mu is held and the communicator is usable; the
+// communicator's own calls (posttune.go) enter here.
+func (c *Comm) runLocked(ctx context.Context, a *call) error {
+	coll := a.req.Coll
 	a.req.Rank, a.req.Size = c.job.Rank, c.job.Size
 
 	p, ec, err := c.prepare(a)
@@ -73,8 +80,25 @@ func (c *Comm) run(ctx context.Context, a *call) error {
 		ec.Seq = c.seq
 	}
 
+	var way postDecision
+	if block := a.req.Count * a.dtype.Size(); c.knobs.tunesPost(coll, block) {
+		way = c.postTuner.choose(coll, block, c.links.warmShm)
+		ec.Post = way.post
+	}
+	var start time.Time
+	if way.timed {
+		start = time.Now()
+	}
 	if err := c.execute(ctx, a, p, ec); err != nil {
 		return err
+	}
+	if way.timed {
+		c.postTuner.record(way, time.Since(start))
+	}
+	if way.settles {
+		if err := c.settlePost(ctx, way.key); err != nil {
+			return err
+		}
 	}
 	if a.reduces && a.op == Avg && len(a.avgSlice) > 0 {
 		if err := reduce.Divide(a.dtype, a.avgSlice, c.job.Size); err != nil {

@@ -61,6 +61,9 @@ type Comm struct {
 	last   lastCall  // the last collective's plan, for a call that repeats it (repeat.go)
 	cur    current   // the running collective
 	timer  execTimer // HCCL_EXEC_TIMEOUT
+	// postTuner times large payloads in place and through the rings
+	// (posttune.go), under mu
+	postTuner postTuner
 
 	broken    atomic.Pointer[error] // set once: the communicator is aborted
 	closed    atomic.Bool

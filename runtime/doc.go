@@ -46,7 +46,9 @@
 // Beyond the contract's (HCCL_ALGO, HCCL_DEBUG, HCCL_SOCKET_IFNAME,
 // HCCL_SHM_DISABLE, HCCL_BUFFSIZE, HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT),
 // env.go reads HCCL_TUNING_FILE (the selector's constants), HCCL_SHM_DIRECT
-// (which collectives hand large payloads over in place) and
+// (which collectives hand large payloads over in place; unset, the calls a
+// job makes again and again are timed in place and through the rings, and
+// go the faster: posttune.go) and
 // HCCL_SHM_SPLICE_DISABLE (in-place reads with or without the pipes, =0 or
 // =1; unset, a probe of the host decides: splice.go) and
 // HCCL_SOCKET_CONGESTION (the TCP data links'

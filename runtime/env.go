@@ -80,7 +80,12 @@ type directMode int
 const (
 	// directCopied, the default, posts the payloads of the collectives
 	// whose receivers only copy what they receive: AllGather, AlltoAll,
-	// AlltoAllV and Broadcast.
+	// AlltoAllV and Broadcast. A class of those calls (but AlltoAllV's)
+	// called more than postAfter times is then timed both ways and goes
+	// the faster (posttune.go): which wins depends on the host and on
+	// whether the sender has just written its payload, and the figures
+	// below, all measured with buffers written once, disagreed between
+	// hosts.
 	//
 	// In the first three every rank sends and receives at once, so that
 	// through the rings each rank copies twice (its send in, its receive

@@ -1,0 +1,196 @@
+package runtime
+
+import (
+	"context"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/hcclrun/hcclrun/runtime/plan"
+	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
+)
+
+// Whether a collective's large payloads cross shared memory in place or
+// through the rings, timed per collective and size.
+//
+// In place the receiver copies the payload out of the sender's memory with
+// one system call (process_vm_readv, or a pipe the sender spliced it
+// into); through the rings the sender copies it into shared memory and the
+// receiver copies it out, two copies in user space. Which costs less
+// depends on the host and on the payload's cache state, which no probe at
+// Init can see. On the AMD EPYC PVM host of 2026-12-06 (bench/probe/
+// transfer.c, a 512 KiB block, one process per vCPU): a block written just
+// before the read, as a training step writes the gradients it then gathers,
+// took 42-44 us with process_vm_readv and 15 us with memcpy out of shared
+// memory; a block written long before, as the benchmarks fill their send
+// buffers once, 23-25 against 9. In AllGather at np 2 with the send buffer
+// written before every call (four interleaved runs each, out of place, us)
+// the rings won clearly: 1 MiB 54-60 against 77-90 in place, 4 MiB 213-239
+// against 317-361, AlltoAll 1 MiB 61-70 against 82-100; with the buffers
+// written once the two ways were within the noise (AllGather 1 MiB 44-49
+// both, Open MPI 43-45). On the Intel and KVM hosts of 2026-12-02 to 04
+// in place won with buffers written once (AllGather 1 MiB 27.9 against
+// 38.0 us). So the choice is measured where it is made: the first calls of
+// each collective and size class go one way, then the other, and the
+// faster one, by the median, serves the calls after them.
+//
+// The ranks stay in step without talking: they make the same collective
+// calls in the same order with the same counts, so the n-th call of a
+// class goes the same way on every rank. Before its first timed call a
+// rank touches the pages of its rings that the background prefaulter has
+// not reached (linkManager.warmShm): a busy rank gives the prefaulter a
+// turn only every 10 ms, and rings on fresh pages ran 3-6x slower, which
+// chose in place wherever the first timed calls came early in a job. The
+// ranks then settle a class together, after a call whose number every
+// rank knows, with an AllReduce of their medians, so that every rank takes
+// the same way from the same sums (on their own timings, under an earlier
+// schedule that alternated call by call, two ranks chose differently in 12
+// of 20 classes on a noisy machine, and such a class runs one way from one
+// rank and the other from the other). AlltoAllV is left out (its
+// counts differ between ranks, so its classes would not stay in step) and
+// keeps the static choice, as does a job that sets HCCL_SHM_DIRECT.
+
+const (
+	// postAfter is how many calls of a class go in place, untimed, before
+	// it is timed: the choice pays only for a class called again and
+	// again, as a training loop calls its collectives, and timing costs
+	// the calls it times. Timed from its first calls, a class called 26
+	// times (bench/compare's -w 5 -n 20 and the check) ran slower on
+	// average than the static choice: np 2, six interleaved runs of the
+	// compare's command line, medians of the means, AllGather 1 MiB 74.4
+	// us against 58.1, AlltoAll 74.9 against 57.9.
+	postAfter = 64
+	// postBlock is how many calls in a row go each way while a class is
+	// timed: first postBlock calls in place, then postBlock through the
+	// rings. Alternated call by call, in place timed up to 5x slower than
+	// it runs on its own (Broadcast of 1 MiB at np 2: 68-365 us against
+	// 44-57), likely from the caches as the other way leaves them, and
+	// lost where it wins. The first call of each block is not timed: it
+	// finds the caches as the way before left them.
+	postBlock = 6
+	// postKeepMargin: the rings must be this much faster than in place by
+	// the summed medians for a class to leave in place, the default that
+	// the selector's prices assume (selector.Model.Posted).
+	postKeepMargin = 0.95
+)
+
+// postKey is a class of calls that share the choice: the collective and
+// the bit length of its block's bytes (so 1 MiB and 1.5 MiB share one).
+type postKey struct {
+	coll  plan.Coll
+	class int
+}
+
+// postClass is what postTuner knows of one class.
+type postClass struct {
+	calls   int                // calls made so far
+	took    [2][]time.Duration // timed calls: [0] through the rings, [1] in place
+	decided bool
+	post    bool // once decided: the way the class goes
+}
+
+// postTuner makes the choice for the calls of one communicator; it is
+// used under Comm.mu.
+type postTuner struct {
+	classes map[postKey]*postClass
+}
+
+// postDecision is what choose says of a call: which way it goes, whether
+// it is timed, and whether the ranks settle the class after it.
+type postDecision struct {
+	key     postKey
+	post    bool
+	timed   bool
+	settles bool
+}
+
+// tunesPost reports whether calls of coll whose blocks are blockBytes
+// long are timed both ways: only where the default posts them, and only
+// when a block is long enough to be posted at all (shmlink.DirectMin).
+func (k Knobs) tunesPost(coll plan.Coll, blockBytes int) bool {
+	return k.shmDirect() == directCopied && coll != plan.AlltoAllV && k.shmDirect().posts(coll) &&
+		blockBytes >= shmlink.DirectMin
+}
+
+// choose returns the way of the next call of coll with blocks of
+// blockBytes. Before a call it times it calls warm (linkManager.warmShm).
+func (t *postTuner) choose(coll plan.Coll, blockBytes int, warm func()) postDecision {
+	key := postKey{coll, bits.Len(uint(blockBytes))}
+	c := t.classes[key]
+	if c == nil {
+		if t.classes == nil {
+			t.classes = make(map[postKey]*postClass)
+		}
+		c = &postClass{}
+		t.classes[key] = c
+	}
+	if c.decided {
+		return postDecision{key: key, post: c.post}
+	}
+	c.calls++
+	if c.calls <= postAfter {
+		return postDecision{key: key, post: true}
+	}
+	i := c.calls - 1 - postAfter // in place first, then the rings
+	d := postDecision{key: key, post: i < postBlock, settles: i == 2*postBlock-1}
+	if i%postBlock > 0 {
+		d.timed = true
+		warm()
+	}
+	return d
+}
+
+// record adds a timed call's duration.
+func (t *postTuner) record(d postDecision, took time.Duration) {
+	c := t.classes[d.key]
+	way := 0
+	if d.post {
+		way = 1
+	}
+	c.took[way] = append(c.took[way], took)
+}
+
+// medians returns the class's medians through the rings and in place, and
+// whether this rank has timed calls both ways.
+func (c *postClass) medians() (rings, inPlace time.Duration, ok bool) {
+	if len(c.took[0]) == 0 || len(c.took[1]) == 0 {
+		return 0, 0, false
+	}
+	return medianDuration(c.took[0]), medianDuration(c.took[1]), true
+}
+
+// settlePost settles class key on every rank at once (see above): an
+// AllReduce of how many ranks are ready and the sums of their medians,
+// then the same decision everywhere. It runs at the same call of the
+// class on every rank, inside runLocked.
+func (c *Comm) settlePost(ctx context.Context, key postKey) error {
+	cl := c.postTuner.classes[key]
+	sums := make([]int64, 3) // ranks ready, rings, in place (ns)
+	if rings, inPlace, ok := cl.medians(); ok {
+		sums[0], sums[1], sums[2] = 1, int64(rings), int64(inPlace)
+	}
+	b := asBytes(sums)
+	if err := c.runLocked(ctx, &call{
+		req:   plan.Request{Coll: plan.AllReduce, Count: len(sums), InPlace: true},
+		dtype: dtypeOf[int64](), op: Sum, reduces: true, send: b, recv: b,
+	}); err != nil {
+		return err
+	}
+	cl.decided = true
+	cl.post = sums[0] < int64(c.job.Size) || float64(sums[1]) >= postKeepMargin*float64(sums[2])
+	cl.took = [2][]time.Duration{}
+	way := "rings"
+	if cl.post {
+		way = "in place"
+	}
+	c.log.Info("large shm payloads", "coll", key.coll.String(), "block_bytes_up_to", uint64(1)<<key.class-1, "way", way,
+		"ranks_timed", sums[0], "median_rings", time.Duration(sums[1]/max(sums[0], 1)), "median_in_place", time.Duration(sums[2]/max(sums[0], 1)), "calls", cl.calls)
+	return nil
+}
+
+// medianDuration returns the median of ds (the upper one of an even
+// count); it sorts ds.
+func medianDuration(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
