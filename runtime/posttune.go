@@ -62,15 +62,15 @@ const (
 	postAfter = 64
 	// postBlock is how many calls in a row go each way while a class is
 	// timed: first postBlock calls in place, then postBlock through the
-	// rings. Alternated call by call, in place timed up to 5x slower than
-	// it runs on its own (Broadcast of 1 MiB at np 2: 68-365 us against
-	// 44-57), likely from the caches as the other way leaves them, and
-	// lost where it wins. The first call of each block is not timed: it
+	// rings. Alternated call by call, in place timed up to 6x slower than
+	// it runs in jobs of its own (Broadcast of 1 MiB at np 2: 68-365 us
+	// against 45-58), likely from the caches as the other way leaves
+	// them, and lost where it wins. The first call of each block is not timed: it
 	// finds the caches as the way before left them.
 	postBlock = 6
-	// postKeepMargin: the rings must be this much faster than in place by
-	// the summed medians for a class to leave in place, the default that
-	// the selector's prices assume (selector.Model.Posted).
+	// postKeepMargin: a class leaves in place, the default that the
+	// selector's prices assume (selector.Model.Posted), only when the
+	// rings' summed medians are below this share of in place's.
 	postKeepMargin = 0.95
 )
 
