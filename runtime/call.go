@@ -82,7 +82,7 @@ func (c *Comm) runLocked(ctx context.Context, a *call) error {
 
 	var way postDecision
 	if block := a.req.Count * a.dtype.Size(); c.knobs.tunesPost(coll, block) {
-		way = c.postTuner.choose(coll, block, c.links.warmShm)
+		way = c.postTuner.choose(coll, a.req.InPlace, block, c.links.warmShm)
 		ec.Post = way.post
 	}
 	var start time.Time

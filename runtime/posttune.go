@@ -30,9 +30,9 @@ import (
 // written once the two ways were within the noise (AllGather 1 MiB 44-49
 // both, Open MPI 43-45). On the Intel and KVM hosts of 2026-12-02 to 04
 // in place won with buffers written once (AllGather 1 MiB 27.9 against
-// 38.0 us). So the choice is measured where it is made: the first calls of
-// each collective and size class go one way, then the other, and the
-// faster one, by the median, serves the calls after them.
+// 38.0 us). So the choice is measured where it is made: calls of each
+// class (postKey) go one way, then the other, and the faster one, by the
+// median, serves the calls after them.
 //
 // The ranks stay in step without talking: they make the same collective
 // calls in the same order with the same counts, so the n-th call of a
@@ -74,11 +74,15 @@ const (
 	postKeepMargin = 0.95
 )
 
-// postKey is a class of calls that share the choice: the collective and
-// the bit length of its block's bytes (so 1 MiB and 1.5 MiB share one).
+// postKey is a class of calls that share the choice: the collective,
+// whether the call is in place in the NCCL sense (an in-place AllGather
+// sends from its receive buffer, which is never posted, so its timings
+// would say nothing of the out-of-place calls'), and the bit length of its
+// block's bytes (so 1 MiB and 1.5 MiB share one).
 type postKey struct {
-	coll  plan.Coll
-	class int
+	coll    plan.Coll
+	inPlace bool
+	class   int
 }
 
 // postClass is what postTuner knows of one class.
@@ -112,10 +116,11 @@ func (k Knobs) tunesPost(coll plan.Coll, blockBytes int) bool {
 		blockBytes >= shmlink.DirectMin
 }
 
-// choose returns the way of the next call of coll with blocks of
-// blockBytes. Before a call it times it calls warm (linkManager.warmShm).
-func (t *postTuner) choose(coll plan.Coll, blockBytes int, warm func()) postDecision {
-	key := postKey{coll, bits.Len(uint(blockBytes))}
+// choose returns the way of the next call of coll, in place or not, with
+// blocks of blockBytes. Before a call it times it calls warm
+// (linkManager.warmShm).
+func (t *postTuner) choose(coll plan.Coll, inPlace bool, blockBytes int, warm func()) postDecision {
+	key := postKey{coll, inPlace, bits.Len(uint(blockBytes))}
 	c := t.classes[key]
 	if c == nil {
 		if t.classes == nil {
@@ -183,7 +188,7 @@ func (c *Comm) settlePost(ctx context.Context, key postKey) error {
 	if cl.post {
 		way = "in place"
 	}
-	c.log.Info("large shm payloads", "coll", key.coll.String(), "block_bytes_up_to", uint64(1)<<key.class-1, "way", way,
+	c.log.Info("large shm payloads", "coll", key.coll.String(), "in_place_call", key.inPlace, "block_bytes_up_to", uint64(1)<<key.class-1, "way", way,
 		"ranks_timed", sums[0], "median_rings", time.Duration(sums[1]/max(sums[0], 1)), "median_in_place", time.Duration(sums[2]/max(sums[0], 1)), "calls", cl.calls)
 	return nil
 }

@@ -17,7 +17,7 @@ func TestPostTunerSchedule(t *testing.T) {
 	total := postAfter + 2*postBlock
 	timed := 0
 	for call := 1; call <= total; call++ {
-		d := tu.choose(plan.AllGather, 1<<20, warm)
+		d := tu.choose(plan.AllGather, false, 1<<20, warm)
 		i := call - 1 - postAfter
 		wantPost := i < postBlock
 		wantTimed := i >= 0 && i%postBlock != 0
@@ -32,17 +32,20 @@ func TestPostTunerSchedule(t *testing.T) {
 	if warmed != timed || timed != 2*(postBlock-1) {
 		t.Fatalf("%d calls timed, warm called %d times; want %d", timed, warmed, 2*(postBlock-1))
 	}
-	// Another size class, and another collective, start over.
-	if d := tu.choose(plan.AllGather, 2<<20, warm); d.timed || !d.post || len(tu.classes) != 2 {
+	// Another size class, or the in-place form, start over.
+	if d := tu.choose(plan.AllGather, false, 2<<20, warm); d.timed || !d.post || len(tu.classes) != 2 {
 		t.Fatalf("a new class: %+v, %d classes", d, len(tu.classes))
 	}
-	c := tu.classes[postKey{plan.AllGather, 21}]
+	if d := tu.choose(plan.AllGather, true, 1<<20, warm); d.timed || !d.post || len(tu.classes) != 3 {
+		t.Fatalf("the in-place form: %+v, %d classes", d, len(tu.classes))
+	}
+	c := tu.classes[postKey{plan.AllGather, false, 21}]
 	if rings, inPlace, ok := c.medians(); !ok || rings != 1 || inPlace != 1 {
 		t.Fatalf("medians %v %v %v", rings, inPlace, ok)
 	}
 	c.decided, c.post = true, false
 	for range 3 {
-		if d := tu.choose(plan.AllGather, 1<<20+5, warm); d.post || d.timed || d.settles {
+		if d := tu.choose(plan.AllGather, false, 1<<20+5, warm); d.post || d.timed || d.settles {
 			t.Fatalf("decided class: %+v", d)
 		}
 	}
