@@ -255,7 +255,8 @@ func DefaultModel() Model {
 		MinSegment:      8 << 10,
 		MaxSegment:      512 << 10,
 		// The runtime's default (runtime/env.go) and bound (shmlink's
-		// directMin).
+		// DirectMin; the runtime may settle a class of calls on the rings
+		// instead, runtime/posttune.go).
 		Posted:  PostedBit(plan.AllGather) | PostedBit(plan.AlltoAll) | PostedBit(plan.AlltoAllV) | PostedBit(plan.Broadcast),
 		PostMin: 256 << 10,
 	}
