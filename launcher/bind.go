@@ -64,29 +64,20 @@ func (b BindPolicy) String() string {
 }
 
 // bindCPUs returns the CPUs that the ranks of a host, ranks of them, are
-// dealt out from (Host.CPUs), or nil to leave them unbound. allowed are the
-// host's CPUs, nil for this process's own; where names the host in errors.
+// dealt out from (Host.CPUs) under p, auto or core (none binds nothing and
+// does not ask), or nil to leave them unbound. allowed are the host's CPUs
+// (resolved.allowedOn); where names the host in errors.
 func bindCPUs(p BindPolicy, ranks int, allowed []int, where string) ([]int, error) {
-	if p == BindNone {
-		return nil, nil
-	}
-	cpus := allowed
-	if cpus == nil {
-		var err error
-		if cpus, err = allowedCPUs(); err != nil {
-			return nil, err
-		}
-	}
-	if ranks > len(cpus) {
+	if ranks > len(allowed) {
 		if p == BindCore {
-			return nil, usagef("--bind-to core: %d ranks on %s, which has %d CPUs for them (use --bind-to none)", ranks, where, len(cpus))
+			return nil, usagef("--bind-to core: %d ranks on %s, which has %d CPUs for them (use --bind-to none)", ranks, where, len(allowed))
 		}
 		return nil, nil
 	}
 	if p == BindCore {
-		cpus = cpus[:ranks]
+		return allowed[:ranks], nil
 	}
-	return cpus, nil
+	return allowed, nil
 }
 
 // allowedCPUs returns the CPUs this process may run on, in order.

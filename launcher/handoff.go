@@ -49,17 +49,8 @@ func (r *resolved) measureHandoff() time.Duration {
 // CPUs it may run them on, as far as the launcher knows (allowedOn).
 func (r *resolved) oversubscribed() bool {
 	for i := range r.hosts {
-		allowed, _, ok := r.allowedOn(&r.hosts[i])
-		if !ok {
-			continue
-		}
-		if allowed == nil {
-			var err error
-			if allowed, err = allowedCPUs(); err != nil {
-				continue
-			}
-		}
-		if r.hosts[i].Ranks > len(allowed) {
+		allowed, _, ok, _ := r.allowedOn(&r.hosts[i])
+		if ok && r.hosts[i].Ranks > len(allowed) {
 			return true
 		}
 	}

@@ -192,10 +192,13 @@ func (r *resolved) bindHosts() error {
 	r.hosts = append([]Host(nil), r.hosts...)
 	for i := range r.hosts {
 		h := &r.hosts[i]
-		if h.CPUs != nil {
+		if h.CPUs != nil || r.Bind == BindNone {
 			continue
 		}
-		allowed, where, ok := r.allowedOn(h)
+		allowed, where, ok, err := r.allowedOn(h)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			continue
 		}
@@ -208,30 +211,32 @@ func (r *resolved) bindHosts() error {
 	return nil
 }
 
-// allowedOn says which CPUs h's ranks may run on: nil for the launcher's
-// own (h is this machine), an agent's report for a remote host; where
-// names the host. It is not ok when the launcher does not decide: an
-// agent's own spawner (its launcher did), an agent that did not say, a
-// spawner of the caller's.
-func (r *resolved) allowedOn(h *Host) (allowed []int, where string, ok bool) {
+// allowedOn says which CPUs h's ranks may run on: the launcher's own when
+// h is this machine, an agent's report for a remote host; where names the
+// host. It is not ok when the launcher does not decide: an agent's own
+// spawner (its launcher did), an agent that did not say, a spawner of the
+// caller's.
+func (r *resolved) allowedOn(h *Host) (allowed []int, where string, ok bool, err error) {
 	switch sp := h.Spawner.(type) {
 	case *LocalSpawner:
 		if sp.agent {
-			return nil, "", false // an agent's own spawner: its launcher decided
+			return nil, "", false, nil // an agent's own spawner: its launcher decided
 		}
-		return nil, "this machine", true
 	case *agentSpawner:
 		if sp.cpus == nil {
-			return nil, "", false // an agent that did not say: unbound
+			return nil, "", false, nil // an agent that did not say: unbound
 		}
-		return sp.cpus, sp.host, true
+		return sp.cpus, sp.host, true, nil
 	case nil:
 		if len(r.hosts) > 1 || r.Job.Hosts != nil {
-			return nil, "", false
+			return nil, "", false, nil
 		}
-		return nil, "this machine", true // the ranktable command's view of a local job
+		// the ranktable command's view of a local job
+	default:
+		return nil, "", false, nil
 	}
-	return nil, "", false
+	allowed, err = allowedCPUs()
+	return allowed, "this machine", err == nil, err
 }
 
 // rankTable generates the table of the resolved job.
