@@ -7,12 +7,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func sampleSpec() Spec {
 	return Spec{
 		JobID:       "job-7",
 		ControlAddr: "10.0.0.1:29500",
+		Handoff:     3100 * time.Nanosecond,
 		Servers: []ServerSpec{
 			{ID: "h1", HostAddr: "10.0.0.1", Ranks: 2, CPUs: []int{0, 1, 2, 3}},
 			{HostAddr: "fd00::2", Ranks: 3},
@@ -40,6 +42,9 @@ func TestRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, tab) {
 		t.Fatalf("round trip changed the table:\nwant %+v\ngot  %+v", tab, got)
 	}
+	if got.Handoff() != sampleSpec().Handoff {
+		t.Errorf("handoff read back as %v, want %v", got.Handoff(), sampleSpec().Handoff)
+	}
 	again, err := got.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +54,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	// The wire form is HCCL's: every value a string, our fields present.
 	for _, want := range []string{`"server_count": "3"`, `"rank_id": "5"`, `"cpu_list": "0-1"`,
-		`"control_addr": "10.0.0.1:29500"`, `"host_addr": "fd00::2"`, `"server_id": "fd00::2"`} {
+		`"control_addr": "10.0.0.1:29500"`, `"handoff_ns": "3100"`, `"host_addr": "fd00::2"`, `"server_id": "fd00::2"`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("marshalled table lacks %s:\n%s", want, data)
 		}
