@@ -477,10 +477,6 @@ func us(d time.Duration) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
-// rankEnv reads the HCCL_ variables the calibrate script found in a
-// rank's environment as hcclrun gives it (OUTDIR/rank.env, NAME=value
-// lines), which change how the selector prices; none when the file is
-// absent (runs of an older script).
 // tableHandoff returns the hand-off the launcher measured for the runs
 // (the handoff_ns of OUTDIR/ranktable.json, the table of the script's
 // largest np), 0 when the file is absent (runs of an older script) or the
@@ -496,6 +492,10 @@ func tableHandoff(dir string) (time.Duration, error) {
 	return t.Handoff(), nil
 }
 
+// rankEnv reads the HCCL_ variables the calibrate script found in a
+// rank's environment as hcclrun gives it (OUTDIR/rank.env, NAME=value
+// lines), which change how the selector prices; none when the file is
+// absent (runs of an older script).
 func rankEnv(dir string) (map[string]string, error) {
 	env := map[string]string{}
 	data, err := os.ReadFile(filepath.Join(dir, "rank.env"))
