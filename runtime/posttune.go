@@ -25,12 +25,13 @@ import (
 // memory; a block written long before, as the benchmarks fill their send
 // buffers once, 23-25 against 9. In AllGather at np 2 with the send buffer
 // written before every call (four interleaved runs each, out of place, us)
-// the rings won clearly: 1 MiB 54-60 against 77-90 in place, 4 MiB 213-239
-// against 317-361, AlltoAll 1 MiB 61-70 against 82-100; with the buffers
-// written once the two ways were within the noise (AllGather 1 MiB 44-49
-// both, Open MPI 43-45). On the Intel and KVM hosts of 2026-12-02 to 04
-// in place won with buffers written once (AllGather 1 MiB 27.9 against
-// 38.0 us). So the choice is measured where it is made: calls of each
+// the rings won clearly: 1 MiB 54-60 against 77-90 in place, 4 MiB 226-239
+// against 317-355, AlltoAll 1 MiB 61-70 against 82-100; with the buffers
+// written once the two ways were within the noise (AllGather 1 MiB, five
+// runs: 40-51 in place, 44-49 through the rings, Open MPI 43-45). With
+// buffers written once in place won on the KVM host of 2026-12-02
+// (AllGather 1 MiB 27.9 against 38.0 us) and the Intel host of 2026-12-04
+// (52 against 59; runtime/env.go). So the choice is measured where it is made: calls of each
 // class (postKey) go one way, then the other, and the faster one, by the
 // median, serves the calls after them.
 //
@@ -39,8 +40,10 @@ import (
 // class goes the same way on every rank. Before its first timed call a
 // rank touches the pages of its rings that the background prefaulter has
 // not reached (linkManager.warmShm): a busy rank gives the prefaulter a
-// turn only every 10 ms, and rings on fresh pages ran 3-6x slower, which
-// chose in place wherever the first timed calls came early in a job. The
+// turn only as Go preempts its work, and timed early in a job through
+// fresh rings an AllGather of 1 MiB at np 2 took 2.2-2.5 ms, against
+// medians of 50-110 us once the pages were touched, which chose in place
+// wherever the first timed calls came early. The
 // ranks then settle a class together, after a call whose number every
 // rank knows, with an AllReduce of their medians, so that every rank takes
 // the same way from the same sums (on their own timings, under an earlier
@@ -112,8 +115,8 @@ type postDecision struct {
 // long are timed both ways: only where the default posts them, and only
 // when a block is long enough to be posted at all (shmlink.DirectMin).
 func (k Knobs) tunesPost(coll plan.Coll, blockBytes int) bool {
-	return k.shmDirect() == directCopied && coll != plan.AlltoAllV && k.shmDirect().posts(coll) &&
-		blockBytes >= shmlink.DirectMin
+	mode := k.shmDirect()
+	return mode == directCopied && mode.posts(coll) && coll != plan.AlltoAllV && blockBytes >= shmlink.DirectMin
 }
 
 // choose returns the way of the next call of coll, in place or not, with

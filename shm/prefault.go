@@ -99,9 +99,11 @@ func (p *prefaulter) stop() {
 
 // finish stops the background reads and does what they left at once, in
 // the caller's goroutine. A busy rank with GOMAXPROCS=1 gives the
-// goroutine a turn only when Go preempts the rank's work, every 10 ms, so
-// that the reads can take a second; a caller that wants the whole mapping
-// warm now pays the rest itself. The caller must hold the mapping.
+// goroutine a turn only when Go preempts the rank's work, every 10 ms
+// (the 128 pieces of an 8 MiB segment: over a second by that count; a
+// first version of the runtime's timed choice, posttune.go, waited 1024
+// calls for them); a caller that wants the whole mapping warm now pays the
+// rest itself. The caller must hold the mapping.
 func (p *prefaulter) finish() {
 	if p == nil {
 		return
