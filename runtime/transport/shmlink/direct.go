@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hcclrun/hcclrun/memcopy"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/shm"
 )
@@ -33,18 +34,29 @@ import (
 // This is what Open MPI's vader does for messages above 4 KiB (its
 // "single copy mechanism", CMA). Below DirectMin the ring is faster: a
 // system call and an acknowledgement cost more than the second copy.
+//
+// A payload that lies in one of the sender's shared regions (shm.Region,
+// what runtime.MemAlloc hands out) is read without the kernel: the
+// reference also names the region's file and the payload's offset in it,
+// and the receiver copies the payload out of its own mapping of that file
+// (shm.PeerRegions), three times as fast as process_vm_readv on this
+// project's VMs. Such a payload is never spliced into the pipe nor offered
+// as a shared read: the receiver's plain copy beats both.
 
 const (
 	// flagDirect marks a frame whose payload stays in the sender's memory;
 	// a directRefSize-byte reference follows the header in the ring: the
-	// payload's address, then how many of its first bytes were spliced
-	// into the pipe (splice.go), each 8 bytes little-endian.
+	// payload's address, how many of its first bytes were spliced into the
+	// pipe (splice.go), and, for a payload in a shared region, the
+	// region's inode, the payload's offset in it and the region's
+	// descriptor number in the sender (inode 0: not in a region), each 8
+	// bytes little-endian.
 	flagDirect = 1
 	// flagSenderWaits, with flagDirect, says that the sender only waits
 	// for acknowledgements after this post (TryPost's thenWaits): the
 	// receiver may offer it a share of the copy (share.go).
 	flagSenderWaits = 2
-	directRefSize   = 16
+	directRefSize   = 40
 
 	// directPiece is how much VisitPayload reads at a time into its
 	// scratch buffer: small enough to stay in the cache for the reduction
@@ -102,7 +114,11 @@ func (l *Link) ReadsDirect() bool { return l.rx.Direct() }
 // the frame h, marked, and the reference to p. It waits only if the ring
 // has no room for those few bytes.
 func (l *Link) post(ctx context.Context, h *netio.Header, p []byte, thenWaits bool) error {
-	spliced := shm.Splice(l.pipes.out, p)
+	region, inRegion := shm.FindRegion(p)
+	spliced := 0
+	if !inRegion {
+		spliced = shm.Splice(l.pipes.out, p)
+	}
 	flags := uint8(flagDirect)
 	if thenWaits {
 		flags |= flagSenderWaits
@@ -111,6 +127,9 @@ func (l *Link) post(ctx context.Context, h *netio.Header, p []byte, thenWaits bo
 	ref := l.hdrOut[netio.HeaderSize:]
 	binary.LittleEndian.PutUint64(ref, shm.Addr(p))
 	binary.LittleEndian.PutUint64(ref[8:], uint64(spliced))
+	binary.LittleEndian.PutUint64(ref[16:], region.Inode)
+	binary.LittleEndian.PutUint64(ref[24:], region.Offset)
+	binary.LittleEndian.PutUint64(ref[32:], uint64(region.FD))
 	if err := l.tx.Write(ctx, l.hdrOut[:]); err != nil {
 		return err
 	}
@@ -157,34 +176,49 @@ func (l *Link) WaitPosted(ctx context.Context) error {
 	return nil
 }
 
-// readRef reads the reference that follows a header marked flagDirect:
-// the payload's address in the peer (0 for an unmarked header) and how
-// many of its first bytes are in the pipe.
-func (l *Link) readRef(ctx context.Context, h *netio.Header, flags uint8) (addr uint64, spliced int, err error) {
+// readRef reads the reference that follows a header marked flagDirect and
+// sets the receiver's view of the payload: its address in the peer (0 for
+// an unmarked header), how many of its first bytes are in the pipe, and
+// its bytes in this side's mapping of the peer's region, if it lies in one.
+func (l *Link) readRef(ctx context.Context, h *netio.Header, flags uint8) error {
+	l.remote, l.spliced, l.mapped = 0, 0, nil
 	switch {
 	case flags == 0:
-		return 0, 0, nil
+		return nil
 	case flags&^flagSenderWaits != flagDirect:
-		return 0, 0, fmt.Errorf("%w: unknown flags %#02x", netio.ErrBadFrame, flags)
+		return fmt.Errorf("%w: unknown flags %#02x", netio.ErrBadFrame, flags)
 	case l.pid == 0 || h.Len == 0:
 		// The peer was never told that this side reads in place.
-		return 0, 0, fmt.Errorf("%w: a direct payload of %d bytes that this side did not agree to", netio.ErrBadFrame, h.Len)
+		return fmt.Errorf("%w: a direct payload of %d bytes that this side did not agree to", netio.ErrBadFrame, h.Len)
 	}
 	ref := l.hdrIn[netio.HeaderSize:]
 	if err := l.rx.Read(ctx, ref); err != nil {
-		return 0, 0, err
+		return err
 	}
-	addr = binary.LittleEndian.Uint64(ref)
+	addr := binary.LittleEndian.Uint64(ref)
 	n := binary.LittleEndian.Uint64(ref[8:])
+	region := shm.RegionRef{
+		Inode:  binary.LittleEndian.Uint64(ref[16:]),
+		Offset: binary.LittleEndian.Uint64(ref[24:]),
+		FD:     int(binary.LittleEndian.Uint64(ref[32:])),
+	}
 	switch {
 	case addr == 0:
-		return 0, 0, fmt.Errorf("%w: a direct payload at address 0", netio.ErrBadFrame)
+		return fmt.Errorf("%w: a direct payload at address 0", netio.ErrBadFrame)
 	case n > uint64(h.Len):
-		return 0, 0, fmt.Errorf("%w: %d bytes of a %d-byte direct payload spliced", netio.ErrBadFrame, n, h.Len)
+		return fmt.Errorf("%w: %d bytes of a %d-byte direct payload spliced", netio.ErrBadFrame, n, h.Len)
 	case n > 0 && l.pipes.in < 0:
-		return 0, 0, fmt.Errorf("%w: %d bytes spliced into a pipe this link does not have", netio.ErrBadFrame, n)
+		return fmt.Errorf("%w: %d bytes spliced into a pipe this link does not have", netio.ErrBadFrame, n)
+	case n > 0 && region.Inode != 0:
+		return fmt.Errorf("%w: a payload in a shared region, %d bytes of it spliced", netio.ErrBadFrame, n)
 	}
-	return addr, int(n), nil
+	l.remote, l.spliced = addr, int(n)
+	if region.Inode != 0 {
+		// A region this side cannot map (a peer in another mount
+		// namespace, say) is still readable with process_vm_readv.
+		l.mapped, _ = l.regions.Payload(region, int(h.Len))
+	}
+	return nil
 }
 
 // readDirect copies len(p) bytes of the current direct payload, from off
@@ -201,6 +235,10 @@ func (l *Link) readDirect(p []byte, off int) error {
 	if len(p) == 0 {
 		return nil
 	}
+	if l.mapped != nil {
+		memcopy.Copy(p, l.mapped[off:])
+		return nil
+	}
 	if err := shm.ReadProcess(l.pid, p, l.remote+uint64(off)); err != nil {
 		return fmt.Errorf("reading %d bytes of rank %d's payload in place: %w", len(p), l.peer, err)
 	}
@@ -210,6 +248,14 @@ func (l *Link) readDirect(p []byte, off int) error {
 // visitDirect is VisitPayload for a direct payload: it reads the payload
 // into the scratch buffer a piece at a time and shows each piece.
 func (l *Link) visitDirect(n int, fn func(off int, b []byte)) error {
+	if l.mapped != nil {
+		// Shown straight from the mapping, in pieces as from the
+		// scratch buffer: the reduction of one stays in the cache.
+		for off := 0; off < n; off += directPiece {
+			fn(off, l.mapped[off:min(n, off+directPiece)])
+		}
+		return l.consumedDirect()
+	}
 	if l.scratch == nil {
 		l.scratch = make([]byte, directPiece)
 	}
@@ -233,6 +279,6 @@ func (l *Link) consumedDirect() error {
 		return l.recvBroken(errors.New("the ring closed while its payload was read in place"))
 	}
 	l.rx.Ack()
-	l.pending, l.inFrame, l.remote, l.spliced = 0, false, 0, 0
+	l.pending, l.inFrame, l.remote, l.spliced, l.mapped = 0, false, 0, 0, nil
 	return nil
 }

@@ -176,6 +176,60 @@ func TestDirectTwoProcesses(t *testing.T) {
 	}
 }
 
+// TestDirectFromRegion: payloads that lie in a shared region go over in
+// place between two processes, both ways, and arrive intact; the side
+// that receives them copies them out of its own mapping of the sender's
+// region (one mapping, however many payloads), never from a pipe.
+func TestDirectFromRegion(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	link, c := childLink(t, ctx, "region-echo")
+	if !link.ReadsDirect() {
+		t.Fatal("the parent cannot read the child's memory")
+	}
+	region, err := shm.NewRegion(8 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer region.Free()
+	for i, n := range []int{DirectMin, DirectMin + 3, 3*directPiece + 5, 4<<20 + 1} {
+		p := region.Bytes()[1000 : 1000+n]
+		copy(p, patterned(n, byte(i)))
+		h := netio.Header{Seq: uint64(i), Len: uint32(n)}
+		if posted, err := link.TryPost(ctx, &h, p, false); !posted || err != nil {
+			t.Fatalf("TryPost of %d bytes: posted %v, %v", n, posted, err)
+		}
+		if err := link.WaitPosted(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var got netio.Header
+		if err := link.RecvHeader(ctx, &got); err != nil || got != h {
+			t.Fatalf("echo header %+v, %v; want %+v", got, err, h)
+		}
+		if link.mapped == nil || link.spliced != 0 {
+			t.Fatalf("echo of %d bytes: in a mapping %v, %d bytes spliced", n, link.mapped != nil, link.spliced)
+		}
+		out := make([]byte, n)
+		if i%2 == 0 {
+			err = link.RecvPayload(ctx, out)
+		} else {
+			err = link.VisitPayload(ctx, n, func(off int, b []byte) { copy(out[off:], b) })
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, patterned(n, byte(i))) {
+			t.Fatalf("echo of %d bytes differs", n)
+		}
+	}
+	if got := link.regions.Mapped(); got != 1 {
+		t.Fatalf("%d of the child's regions mapped, want 1", got)
+	}
+	link.Close()
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+}
+
 // TestDirectReaderKilled: a sender waiting for a peer to read its posted
 // payload fails promptly when the peer is killed, instead of waiting on.
 func TestDirectReaderKilled(t *testing.T) {

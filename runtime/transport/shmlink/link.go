@@ -61,13 +61,15 @@ type Link struct {
 
 	// Receiver state, owned by the one receiving goroutine.
 	hdrIn       [netio.HeaderSize + directRefSize]byte
-	pending     int    // payload bytes of the last header still unread
-	inFrame     bool   // a header was read and its payload not yet consumed
-	boxed       []byte // the last frame's payload when it came in a fast box (until consumed)
-	remote      uint64 // the last frame's payload is direct, at this address in the peer (0: in the ring)
-	spliced     int    // of which the first spliced bytes are in the pipe (splice.go)
-	senderWaits bool   // and the sender only waits for it (flagSenderWaits): offer it a share
-	scratch     []byte // VisitPayload reads direct payloads into this, piece by piece
+	pending     int              // payload bytes of the last header still unread
+	inFrame     bool             // a header was read and its payload not yet consumed
+	boxed       []byte           // the last frame's payload when it came in a fast box (until consumed)
+	remote      uint64           // the last frame's payload is direct, at this address in the peer (0: in the ring)
+	spliced     int              // of which the first spliced bytes are in the pipe (splice.go)
+	mapped      []byte           // or all of it is in this side's mapping of a region of the peer's (direct.go)
+	regions     *shm.PeerRegions // the peer's regions mapped here, when l.pid != 0
+	senderWaits bool             // and the sender only waits for it (flagSenderWaits): offer it a share
+	scratch     []byte           // VisitPayload reads direct payloads into this, piece by piece
 	recvErr     error
 }
 
@@ -93,6 +95,7 @@ func newLink(self, peer, channel int, seg *shm.Segment, tx, rx *shm.Ring, conn *
 	}
 	if l.pid != 0 {
 		l.writer = l.writeShare
+		l.regions = shm.NewPeerRegions(l.pid)
 	}
 	go func() {
 		defer close(l.watchDone)
@@ -233,7 +236,7 @@ func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
 		// The stream is out of step: nothing after this can be trusted.
 		return l.recvBroken(err)
 	}
-	if l.remote, l.spliced, err = l.readRef(ctx, h, flags); err != nil {
+	if err := l.readRef(ctx, h, flags); err != nil {
 		return l.recvBroken(err)
 	}
 	l.senderWaits = flags&flagSenderWaits != 0
@@ -404,6 +407,9 @@ func (l *Link) Close() error {
 		l.Shut()
 		<-l.watchDone
 		l.pipes.close()
+		if l.regions != nil {
+			l.regions.Close()
+		}
 		err = l.connErr
 		if serr := l.seg.Close(); err == nil {
 			err = serr

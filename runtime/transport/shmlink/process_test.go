@@ -124,7 +124,16 @@ func runChild(role string) error {
 	case "idle-dialer":
 		time.Sleep(time.Hour) // the test kills it (its stdin is /dev/null)
 		return nil
-	case "echo-dialer", "post-echo":
+	case "echo-dialer", "post-echo", "region-echo":
+		var region *shm.Region // region-echo: posts its echo from a region
+		if role == "region-echo" {
+			r, err := shm.NewRegion(8 << 20)
+			if err != nil {
+				return err
+			}
+			defer r.Free()
+			region = r
+		}
 		for {
 			if err := link.RecvHeader(ctx, &h); err != nil {
 				if errors.Is(err, shm.ErrPeerClosed) || errors.Is(err, shm.ErrPeerGone) {
@@ -133,10 +142,13 @@ func runChild(role string) error {
 				return err
 			}
 			p := make([]byte, h.Len)
+			if region != nil {
+				p = region.Bytes()[:h.Len]
+			}
 			if err := link.RecvPayload(ctx, p); err != nil {
 				return err
 			}
-			if role == "post-echo" {
+			if role != "echo-dialer" {
 				posted, err := link.TryPost(ctx, &h, p, true) // then only WaitPosted
 				if err == nil && posted {
 					err = link.WaitPosted(ctx)

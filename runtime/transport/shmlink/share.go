@@ -66,7 +66,7 @@ func sharePiece(n int) int {
 func (l *Link) readShared(ctx context.Context, p []byte) error {
 	head := min(len(p), l.spliced) // in the pipe: only this side can read it
 	rest := p[head:]
-	if len(rest) < shareMin || !l.senderWaits || !shareOffers.Load() || l.rx.ShareBroken() {
+	if len(rest) < shareMin || l.mapped != nil || !l.senderWaits || !shareOffers.Load() || l.rx.ShareBroken() {
 		return l.readDirect(p, 0)
 	}
 	if head > 0 {
