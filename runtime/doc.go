@@ -32,6 +32,15 @@
 //     (the launcher's measurement, which the selector prices with:
 //     select.go).
 //
+// # Memory peers can map
+//
+// MemAlloc (memalloc_unsafe.go) hands out memory that the rank's peers on
+// the host map too (shm.Region), as NCCL's ncclMemAlloc does: a large
+// payload sent from it is copied by the receiver out of its own mapping
+// instead of being read with process_vm_readv, a third of the time on the
+// project's VMs. Buffers a job sends again and again belong there;
+// collectives take any slice.
+//
 // # Joining and links
 //
 // Init connects to the launcher's control plane (netio/control), gathers
