@@ -39,7 +39,7 @@ func Command(cfg Config) *cli.Command {
 		Name:  "bench",
 		Usage: "benchmark the collectives, nccl-tests style",
 		UsageText: "hcclrun bench [-np N] [-o OP] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP]\n" +
-			"                [-c 0|1] [-d TYPE] [--redop OP] [-r ROOT] [--algos LIST [--rounds R]]\n" +
+			"                [-c 0|1] [-R 0|1] [-d TYPE] [--redop OP] [-r ROOT] [--algos LIST [--rounds R]]\n" +
 			"                [--json FILE] [--plot FILE.svg|.png]",
 		Description: `Runs the collective OP on N ranks of this machine for every size from MIN to
 MAX bytes, and prints for each size, out of place and in place: the mean time
@@ -50,6 +50,11 @@ and reduce), and the number of result elements that differ from the exact
 expected value (-c 1). OP is allreduce, allgather, reducescatter, alltoall,
 alltoallv, broadcast, reduce, a comma-separated list, or all. The runtime's
 knobs (HCCL_ALGO, HCCL_SHM_DISABLE, HCCL_BUFFSIZE, ...) apply as to any job.
+
+The buffers come from runtime.MemAlloc (-R 1, the default, as nccl-tests -R 1
+registers its buffers): memory a rank's peers on the host map, so that they
+copy large payloads straight out of it. -R 0 makes them plain Go slices, which
+peers read with process_vm_readv, as an MPI reads a malloc'd buffer.
 
 --algos ring,rhd,auto compares algorithms within the one job: each size is
 measured in R rounds (--rounds, 5), each round running every listed
@@ -106,6 +111,7 @@ func benchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "iters", Aliases: []string{"n"}, Value: 20, Usage: "timed iterations per size"},
 		&cli.IntFlag{Name: "warmup_iters", Aliases: []string{"w"}, Value: 5, Usage: "untimed iterations per size before the timed ones"},
 		&cli.IntFlag{Name: "check", Aliases: []string{"c"}, Value: 1, Usage: "1 checks every result element exactly, 0 does not"},
+		&cli.IntFlag{Name: "local_register", Aliases: []string{"R"}, Value: 1, Usage: "1 allocates the buffers with runtime.MemAlloc (memory peers on the host map), 0 as ordinary Go slices"},
 		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type: float, double, half, bfloat16, int8, uint8, int16, uint16, int32, uint32, int64, uint64"},
 		&cli.StringFlag{Name: "redop", Value: "sum", Usage: "reduction: sum, prod, max, min, avg (avg: floating types)"},
 		&cli.IntFlag{Name: "root", Aliases: []string{"r"}, Value: 0, Usage: "root of broadcast and reduce"},
@@ -183,6 +189,13 @@ func parseOptions(c *cli.Context) (*options, error) {
 	default:
 		return nil, usageErrorf("bench: -c must be 0 or 1, got %d", c.Int("check"))
 	}
+	switch c.Int("local_register") {
+	case 0:
+	case 1:
+		o.Register = true
+	default:
+		return nil, usageErrorf("bench: -R must be 0 or 1, got %d", c.Int("local_register"))
+	}
 	if o.dt, err = ParseDType(c.String("datatype")); err != nil {
 		return nil, usageErrorf("bench: -d: %v", err)
 	}
@@ -219,8 +232,8 @@ func parseOptions(c *cli.Context) (*options, error) {
 	if factor == 1 {
 		how = fmt.Sprintf("%d(bytes)", step)
 	}
-	o.header = fmt.Sprintf("hcclrun bench %s: %d ranks, minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d validation: %d",
-		strings.Join(o.Colls, ","), o.np, minB, maxB, how, o.Warmup, o.Iters, c.Int("check"))
+	o.header = fmt.Sprintf("hcclrun bench %s: %d ranks, minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d validation: %d local register: %d",
+		strings.Join(o.Colls, ","), o.np, minB, maxB, how, o.Warmup, o.Iters, c.Int("check"), c.Int("local_register"))
 	if len(o.Algos) > 0 {
 		o.header += fmt.Sprintf(" algos: %s rounds: %d", strings.Join(o.Algos, ","), o.Rounds)
 	}

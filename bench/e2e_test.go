@@ -136,32 +136,35 @@ func checkRows(t *testing.T, out []byte, typ string) map[string]int {
 	return rows
 }
 
-// TestBenchInPlaceReads runs the collectives whose large payloads are read
+// TestBenchInPlaceReads checks end to end the payloads that go over
 // in place (AllGather, AlltoAll, AlltoAllV) at np 3 with payloads from 256
-// KiB to 4 MiB: wholly through the links' pipes, partly (the pipes hold 1
-// MiB), and mostly with process_vm_readv (runtime/transport/shmlink's
-// splice.go), over several calls in a row, out of place and in place,
-// checked exactly by the bench, with the pipes whatever the host's probe
-// says (HCCL_SHM_SPLICE_DISABLE=0); then again without them (=1).
+// KiB to 4 MiB, in plain Go slices (-R 0): wholly through the links'
+// pipes, partly (the pipes hold 1 MiB), and mostly with process_vm_readv
+// (runtime/transport/shmlink's splice.go), with the pipes whatever the
+// host's probe says (HCCL_SHM_SPLICE_DISABLE=0), then without them (=1);
+// and in MemAlloc memory (-R 1), copied out of the receiver's mapping of
+// the sender's. Over several calls in a row, out of place and in place,
+// checked exactly by the bench.
 func TestBenchInPlaceReads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	bin := buildHcclrun(ctx, t)
-	// With the pipes, and with process_vm_readv alone.
-	for _, env := range []string{"HCCL_SHM_SPLICE_DISABLE=0", "HCCL_SHM_SPLICE_DISABLE=1"} {
+	for _, way := range []struct{ env, register string }{
+		{"HCCL_SHM_SPLICE_DISABLE=0", "0"}, {"HCCL_SHM_SPLICE_DISABLE=1", "0"}, {"HCCL_SHM_SPLICE_DISABLE=0", "1"},
+	} {
 		cmd := exec.CommandContext(ctx, bin, "bench", "-np", "3", "-o", "allgather,alltoall,alltoallv",
-			"-b", "768K", "-e", "12M", "-f", "4", "-n", "4", "-w", "1", "--timeout", "150")
-		cmd.Env = append(os.Environ(), env)
+			"-b", "768K", "-e", "12M", "-f", "4", "-n", "4", "-w", "1", "-R", way.register, "--timeout", "150")
+		cmd.Env = append(os.Environ(), way.env)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("%s hcclrun bench: %v\nstdout:\n%s\nstderr:\n%s", env, err, out, stderr.String())
+			t.Fatalf("%s hcclrun bench -R %s: %v\nstdout:\n%s\nstderr:\n%s", way.env, way.register, err, out, stderr.String())
 		}
 		rows := checkRows(t, out, "float")
 		for _, c := range []string{"allgather", "alltoall", "alltoallv"} {
 			if rows[c] != 3 {
-				t.Errorf("%s %s: %d rows, want 3 (768K, 3M, 12M)", env, c, rows[c])
+				t.Errorf("%s -R %s %s: %d rows, want 3 (768K, 3M, 12M)", way.env, way.register, c, rows[c])
 			}
 		}
 	}
@@ -214,7 +217,7 @@ func TestBenchUsage(t *testing.T) {
 	defer cancel()
 	bin := buildHcclrun(ctx, t)
 	for _, args := range [][]string{
-		{"-c", "2"}, {"-o", "allgatherv"}, {"-d", "complex"}, {"-r", "2"}, {"-b", "1M", "-e", "1K"},
+		{"-c", "2"}, {"-R", "2"}, {"-o", "allgatherv"}, {"-d", "complex"}, {"-r", "2"}, {"-b", "1M", "-e", "1K"},
 		{"--redop", "avg", "-d", "int32"}, {"--plot", "out.pdf"}, {"-f", "2", "-i", "8"},
 		{"--algos", "bogus"}, {"-o", "broadcast", "--algos", "rhd"}, {"--algos", "ring", "--rounds", "0"},
 		{"--rounds", "3"}, {"--algos", "ring,,rhd"},

@@ -22,6 +22,7 @@ type spec struct {
 	Iters      int      `json:"iters"`
 	Warmup     int      `json:"warmup"`
 	Check      bool     `json:"check"`
+	Register   bool     `json:"register"` // -R 1: buffers from runtime.MemAlloc
 	DType      string   `json:"dtype"`
 	RedOp      string   `json:"redop"`
 	Root       int      `json:"root"`
@@ -163,7 +164,11 @@ func sweep[T hccl.Element](ctx context.Context, s *sweeper) error {
 		}
 	}
 	conv := converter[T]()
-	sendBuf, recvBuf := make([]T, maxElems), make([]T, maxElems)
+	sendBuf, recvBuf, err := allocBuffers[T](maxElems, s.sp.Register)
+	if err != nil {
+		return fmt.Errorf("bench rank %d: %w", rank, err)
+	}
+	defer freeBuffers(sendBuf, recvBuf, s.sp.Register)
 	fillWith(sendBuf, conv, func(int) int64 { return 1 })
 	fillWith(recvBuf, conv, func(int) int64 { return 1 })
 	stamps := make([]time.Duration, s.sp.Iters)
@@ -358,4 +363,31 @@ func (s *sweeper) exchangeRanks(ctx context.Context) error {
 		infos[r] = RankInfo{Rank: r, Pid: int(p), Host: string(name)}
 	}
 	return s.report(record{Kind: "ranks", Ranks: infos})
+}
+
+// allocBuffers returns the sweep's send and receive buffers of n elements:
+// with register, from hccl.MemAlloc, which a peer on the host copies large
+// payloads out of with a plain copy (as nccl-tests' -R 1 registers its
+// buffers); without, ordinary Go slices, which it reads with
+// process_vm_readv.
+func allocBuffers[T hccl.Element](n int, register bool) (send, recv []T, err error) {
+	if !register {
+		return make([]T, n), make([]T, n), nil
+	}
+	if send, err = hccl.MemAlloc[T](n); err != nil {
+		return nil, nil, err
+	}
+	if recv, err = hccl.MemAlloc[T](n); err != nil {
+		_ = hccl.MemFree(send)
+		return nil, nil, err
+	}
+	return send, recv, nil
+}
+
+// freeBuffers frees what allocBuffers allocated.
+func freeBuffers[T hccl.Element](send, recv []T, register bool) {
+	if register {
+		_ = hccl.MemFree(send)
+		_ = hccl.MemFree(recv)
+	}
 }
