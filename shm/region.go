@@ -181,8 +181,9 @@ const peerRegionsMax = 16
 // PeerRegions maps the regions of one peer process, each once, for a
 // single goroutine (a link's receiver).
 type PeerRegions struct {
-	pid  int
-	maps []peerRegion // most recently mapped last
+	pid    int
+	maps   []peerRegion // most recently mapped last
+	failed error        // the first mapping that failed: none is tried again
 }
 
 type peerRegion struct {
@@ -205,8 +206,15 @@ func (m *PeerRegions) Payload(ref RegionRef, n int) ([]byte, error) {
 		}
 	}
 	if mem == nil {
+		// A peer whose region could not be mapped once (another mount
+		// namespace, say) will not do better later: the caller reads
+		// with process_vm_readv instead, without an open per payload.
+		if m.failed != nil {
+			return nil, m.failed
+		}
 		var err error
 		if mem, err = m.mapPeer(ref); err != nil {
+			m.failed = err
 			return nil, err
 		}
 	}

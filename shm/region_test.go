@@ -71,6 +71,9 @@ func TestRegion(t *testing.T) {
 	if _, err := fresh.Payload(RegionRef{FD: int(other.Fd()), Inode: ref.Inode}, 1); err == nil || !strings.Contains(err.Error(), "not the region") {
 		t.Fatalf("another file passed for the region: %v", err)
 	}
+	if _, err := fresh.Payload(ref, 1); err == nil || fresh.Mapped() != 0 {
+		t.Fatalf("a peer whose mapping failed once mapped another (%v)", err)
+	}
 
 	if err := r.Free(); err != nil {
 		t.Fatal(err)
