@@ -51,6 +51,16 @@
 // producer writes into the consumer's memory while it waits for the
 // acknowledgement ([Ring.OfferShare]; share.go).
 //
+// # Regions
+//
+// A [Region] is memory a process hands out for its own use (runtime's
+// MemAlloc) that its peers on the host can map as well: a tmpfs file,
+// created and unlinked like a segment's, that a peer reopens through
+// /proc/PID/fd and maps read-only ([PeerRegions]), checking its inode.
+// A payload handed over by reference from a region ([FindRegion]) is
+// copied out of the consumer's own mapping, a user-space copy that costs a
+// third of process_vm_readv's on the project's VMs (region.go).
+//
 // # Waiting
 //
 // A side that must wait spins for a few microseconds (yielding the processor
