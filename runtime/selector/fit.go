@@ -64,8 +64,12 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 	over := m.Cores > 0 && t.perServer() > m.Cores
 	if over {
 		working := float64(t.perServer())
-		if s.busy > 0 {
-			working *= s.busy // the waiting ranks sleep (shape.busy)
+		busy := s.busy
+		if s.ringsBusy > 0 && !m.posts(s) {
+			busy = s.ringsBusy
+		}
+		if busy > 0 {
+			working *= busy // the waiting ranks sleep (shape.busy)
 		}
 		share = max(working/float64(m.Cores), 1)
 	}

@@ -52,6 +52,10 @@ type shape struct {
 	// the unfold. With more ranks than cores, only the ranks at work
 	// share the cores; the others sleep (Model.terms).
 	busy float64
+	// ringsBusy, when set, is busy for a call whose transfers go
+	// through the rings rather than posted in place (Model.posts): a
+	// mesh Broadcast's.
+	ringsBusy float64
 }
 
 // atWork gathers shape.busy: the bytes of rounds, each weighted by the
@@ -354,6 +358,17 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			s.local = nf - 2
 		case coll == plan.Broadcast:
 			s.round(Shm, peers*S) // the root sends to everyone
+			// Through the rings the root copies every peer's share in
+			// and each receiver its own out, mostly while the others
+			// wait for the root (yielding, then asleep): about two
+			// thirds of the ranks at work, not all. Counted so, mesh
+			// is taken at np 4 128 KiB on 2 cores, where it measured
+			// 25.3 and 27.1 us against tree's 29.4 and 31.9 (cal43,
+			// cal44): one point more on each of cal41-cal44, none
+			// lost, the same for any share from 0.5 to 0.75. Posted,
+			// the receivers read the root's memory while it waits: no
+			// share of the root's (docs/selector.md, cal44).
+			s.ringsBusy = 2.0 / 3
 		case coll == plan.Barrier:
 			s.round(Shm, 0)
 		default: // AllGather, AlltoAll, AlltoAllV
