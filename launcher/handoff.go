@@ -16,19 +16,26 @@ import (
 // (handoff_ns), where every rank reads the same figure and their cost
 // models agree. Remote hosts are taken to be of the launcher's kind.
 //
-// Jobs with a core per rank never pay it and skip the measurement; the
-// others pay about a millisecond at start.
+// Jobs with a core per rank never pay it, but their messages over TCP pay
+// the same trip through the hypervisor when they wake a parked receiver,
+// which the selector prices from the same figure (SlowHost.NetAlpha): so
+// every job of two ranks or more measures it, about a millisecond at
+// start; a job of one rank talks to nobody and skips it.
 const (
 	handoffBatches = 7
 	handoffRounds  = 40
 )
 
 // measureHandoff returns the hand-off measured on the launcher's first
-// CPU when some host of the job is oversubscribed, and 0 when none is or
-// the measurement failed (the selector then prices as for a fast host;
-// the failure is logged).
+// CPU when the job has two ranks or more, and 0 when it has one or the
+// measurement failed (the selector then prices as for a fast host; the
+// failure is logged).
 func (r *resolved) measureHandoff() time.Duration {
-	if !r.oversubscribed() {
+	ranks := 0
+	for i := range r.hosts {
+		ranks += r.hosts[i].Ranks
+	}
+	if ranks < 2 {
 		return 0
 	}
 	cpus, err := allowedCPUs()
@@ -43,16 +50,4 @@ func (r *resolved) measureHandoff() time.Duration {
 	}
 	r.log.Debug("hand-off measured", "cpu", cpus[0], "handoff", h)
 	return h
-}
-
-// oversubscribed reports whether some host of the job has more ranks than
-// CPUs it may run them on, as far as the launcher knows (allowedOn).
-func (r *resolved) oversubscribed() bool {
-	for i := range r.hosts {
-		allowed, _, ok, _ := r.allowedOn(&r.hosts[i])
-		if ok && r.hosts[i].Ranks > len(allowed) {
-			return true
-		}
-	}
-	return false
 }

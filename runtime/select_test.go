@@ -76,7 +76,8 @@ func TestSelectorModelCores(t *testing.T) {
 // of a shared core prices its oversubscribed rounds as such a host's
 // (selector.SlowHost), which moves the choice of an AllReduce of 32 KiB at
 // np 3 on 2 cores from mesh to one-shot; a tuning file's settings still
-// win, and a fast or unmeasured hand-off changes nothing.
+// win, and a fast or unmeasured hand-off changes nothing. Over TCP its
+// net alpha takes one-shot for an AllReduce of 256 KiB at np 2.
 func TestSelectorModelHandoff(t *testing.T) {
 	def := selector.DefaultModel()
 	slow := def.Slow.Handoff + def.Slow.Handoff/2
@@ -110,5 +111,38 @@ func TestSelectorModelHandoff(t *testing.T) {
 	}
 	if m, _ := choose(slow, "wake 9us\n"); m.Wake != 9*time.Microsecond || m.PollMax != def.Slow.PollMax {
 		t.Errorf("hand-off %v with a tuning file's wake 9us: wake %v, poll.max %d; want 9us and %d", slow, m.Wake, m.PollMax, def.Slow.PollMax)
+	}
+
+	// Messages over TCP: the slow host's net alpha takes one-shot for an
+	// AllReduce of 256 KiB at np 2 over TCP alone, ring elsewhere; the
+	// tuning file's net.alpha wins.
+	overTCP := func(handoff time.Duration, tuning string) (time.Duration, string) {
+		t.Helper()
+		knobs := Knobs{ShmDisable: true}
+		if tuning != "" {
+			knobs.TuningFile = filepath.Join(t.TempDir(), "tuning")
+			if err := os.WriteFile(knobs.TuningFile, []byte(tuning), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, p, err := selectorModel(knobs, 2, handoff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := selector.Call{Coll: plan.AllReduce, Bytes: 256 << 10, Topo: selector.Topo{Ranks: 2, Servers: 1}}
+		e, err := selector.Predict(m, p, call).Chosen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Links[selector.Net].Alpha, e.Algo
+	}
+	if alpha, algo := overTCP(0, ""); alpha != def.Links[selector.Net].Alpha || algo != "ring" {
+		t.Errorf("no hand-off, TCP: net alpha %v, AllReduce np 2 256 KiB %s; want %v and ring", alpha, algo, def.Links[selector.Net].Alpha)
+	}
+	if alpha, algo := overTCP(slow, ""); alpha != def.Slow.NetAlpha || algo != "oneshot" {
+		t.Errorf("hand-off %v, TCP: net alpha %v, AllReduce np 2 256 KiB %s; want %v and oneshot", slow, alpha, algo, def.Slow.NetAlpha)
+	}
+	if alpha, _ := overTCP(slow, "net.alpha 4us\n"); alpha != 4*time.Microsecond {
+		t.Errorf("hand-off %v with a tuning file's net.alpha 4us: net alpha %v", slow, alpha)
 	}
 }

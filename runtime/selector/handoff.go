@@ -22,10 +22,21 @@ import "time"
 // taken to tell the hosts apart is the cost of a context switch, which
 // needs the hypervisor under PVM and not under KVM; it was measured on
 // the PVM host only (docs/selector.md).
+//
+// A message over loopback TCP wakes a receiver parked in the kernel, the
+// same trip through the hypervisor: one-shot AllReduce of 8 B over TCP at
+// np 2 measured 13.3-14.5 us on the PVM host and 3.65 on the KVM one.
+// Priced with a net alpha of 13 us there (NetAlpha), one-shot is taken
+// over ring for AllReduce over TCP at np 2 256 KiB, where it measured
+// 1.12, 1.25 and 1.15 times faster round by round in cal42, cal43 and
+// cal45: one point more on each of cal42-cal45, none lost on cal41-cal45.
+// On the KVM host ring was the faster there (cal36: 53.1 us against
+// 56.1), which the model's 10 us keeps.
 type SlowHost struct {
-	Handoff time.Duration // 0: every host prices alike
-	Wake    time.Duration
-	PollMax int64
+	Handoff  time.Duration // 0: every host prices alike
+	Wake     time.Duration
+	PollMax  int64
+	NetAlpha time.Duration // the net class's alpha; 0 keeps the model's
 }
 
 // WithHandoff returns m priced for a host whose shared-core hand-off
@@ -34,6 +45,9 @@ type SlowHost struct {
 func (m Model) WithHandoff(h time.Duration) Model {
 	if m.Slow.Handoff > 0 && h >= m.Slow.Handoff {
 		m.Wake, m.PollMax = m.Slow.Wake, m.Slow.PollMax
+		if m.Slow.NetAlpha > 0 {
+			m.Links[Net].Alpha = m.Slow.NetAlpha
+		}
 	}
 	return m
 }

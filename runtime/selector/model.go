@@ -218,7 +218,7 @@ func DefaultModel() Model {
 		// no exit to the hypervisor, so it should read well below the
 		// bound. If one reads above it, that host gets the slow prices,
 		// which on cal36 chose 1.34x and 1.11x the fastest at two points.
-		Slow: SlowHost{Handoff: 1500 * time.Nanosecond, Wake: 7 * time.Microsecond, PollMax: 32 << 10},
+		Slow: SlowHost{Handoff: 1500 * time.Nanosecond, Wake: 7 * time.Microsecond, PollMax: 32 << 10, NetAlpha: 13 * time.Microsecond},
 		// In place of a Wake more per exchange round, which priced rhd
 		// at np 3 and 4 above ring from 128 to 256 KiB, where it
 		// measured 10-25% faster: without it rhd is priced below ring
