@@ -81,9 +81,11 @@ func TestSelectorModelCores(t *testing.T) {
 func TestSelectorModelHandoff(t *testing.T) {
 	def := selector.DefaultModel()
 	slow := def.Slow.Handoff + def.Slow.Handoff/2
-	choose := func(handoff time.Duration, tuning string) (selector.Model, string) {
+	// choose prices call in a job with knobs, the hand-off and a tuning
+	// file of the given text ("": none), and returns the model and its
+	// choice.
+	choose := func(knobs Knobs, handoff time.Duration, tuning string, call selector.Call) (selector.Model, string) {
 		t.Helper()
-		knobs := Knobs{}
 		if tuning != "" {
 			knobs.TuningFile = filepath.Join(t.TempDir(), "tuning")
 			if err := os.WriteFile(knobs.TuningFile, []byte(tuning), 0o644); err != nil {
@@ -94,47 +96,33 @@ func TestSelectorModelHandoff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		call := selector.Call{Coll: plan.AllReduce, Bytes: 32 << 10, Topo: selector.Topo{Ranks: 3, Servers: 1}}
 		e, err := selector.Predict(m, p, call).Chosen()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return m, e.Algo
 	}
+	shm32K := selector.Call{Coll: plan.AllReduce, Bytes: 32 << 10, Topo: selector.Topo{Ranks: 3, Servers: 1}}
 	for _, h := range []time.Duration{0, def.Slow.Handoff / 2} {
-		if m, algo := choose(h, ""); m.Wake != def.Wake || m.PollMax != def.PollMax || algo != "mesh" {
+		if m, algo := choose(Knobs{}, h, "", shm32K); m.Wake != def.Wake || m.PollMax != def.PollMax || algo != "mesh" {
 			t.Errorf("hand-off %v: wake %v, poll.max %d, AllReduce np 3 32 KiB %s; want DefaultModel's %v, %d and mesh", h, m.Wake, m.PollMax, algo, def.Wake, def.PollMax)
 		}
 	}
-	if m, algo := choose(slow, ""); m.Wake != def.Slow.Wake || m.PollMax != def.Slow.PollMax || algo != "oneshot" {
+	if m, algo := choose(Knobs{}, slow, "", shm32K); m.Wake != def.Slow.Wake || m.PollMax != def.Slow.PollMax || algo != "oneshot" {
 		t.Errorf("hand-off %v: wake %v, poll.max %d, AllReduce np 3 32 KiB %s; want the slow host's %v, %d and oneshot", slow, m.Wake, m.PollMax, algo, def.Slow.Wake, def.Slow.PollMax)
 	}
-	if m, _ := choose(slow, "wake 9us\n"); m.Wake != 9*time.Microsecond || m.PollMax != def.Slow.PollMax {
+	if m, _ := choose(Knobs{}, slow, "wake 9us\n", shm32K); m.Wake != 9*time.Microsecond || m.PollMax != def.Slow.PollMax {
 		t.Errorf("hand-off %v with a tuning file's wake 9us: wake %v, poll.max %d; want 9us and %d", slow, m.Wake, m.PollMax, def.Slow.PollMax)
 	}
 
 	// Messages over TCP: the slow host's net alpha takes one-shot for an
 	// AllReduce of 256 KiB at np 2 over TCP alone, ring elsewhere; the
 	// tuning file's net.alpha wins.
+	tcp256K := selector.Call{Coll: plan.AllReduce, Bytes: 256 << 10, Topo: selector.Topo{Ranks: 2, Servers: 1}}
 	overTCP := func(handoff time.Duration, tuning string) (time.Duration, string) {
 		t.Helper()
-		knobs := Knobs{ShmDisable: true}
-		if tuning != "" {
-			knobs.TuningFile = filepath.Join(t.TempDir(), "tuning")
-			if err := os.WriteFile(knobs.TuningFile, []byte(tuning), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		m, p, err := selectorModel(knobs, 2, handoff)
-		if err != nil {
-			t.Fatal(err)
-		}
-		call := selector.Call{Coll: plan.AllReduce, Bytes: 256 << 10, Topo: selector.Topo{Ranks: 2, Servers: 1}}
-		e, err := selector.Predict(m, p, call).Chosen()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m.Links[selector.Net].Alpha, e.Algo
+		m, algo := choose(Knobs{ShmDisable: true}, handoff, tuning, tcp256K)
+		return m.Links[selector.Net].Alpha, algo
 	}
 	if alpha, algo := overTCP(0, ""); alpha != def.Links[selector.Net].Alpha || algo != "ring" {
 		t.Errorf("no hand-off, TCP: net alpha %v, AllReduce np 2 256 KiB %s; want %v and ring", alpha, algo, def.Links[selector.Net].Alpha)
