@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/hcclrun/hcclrun/shm"
@@ -28,7 +29,7 @@ func MemAlloc[T Element](n int) ([]T, error) {
 	}
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	if n > maxInt/size {
+	if n > math.MaxInt/size {
 		return nil, fmt.Errorf("%w: MemAlloc of %d elements of %d bytes", ErrInvalidArgument, n, size)
 	}
 	r, err := shm.NewRegion(n * size)
@@ -50,5 +51,3 @@ func MemFree[T Element](buf []T) error {
 	}
 	return r.Free()
 }
-
-const maxInt = int(^uint(0) >> 1)

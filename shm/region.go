@@ -1,6 +1,7 @@
 package shm
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -79,7 +80,7 @@ func NewRegion(size int) (*Region, error) {
 	}
 	r.mem = r.mem[:size]
 	regions.Lock()
-	i, _ := slices.BinarySearchFunc(regions.live, Addr(r.mem), func(x *Region, a uint64) int { return compareAddr(Addr(x.mem), a) })
+	i, _ := liveIndex(Addr(r.mem))
 	regions.live = slices.Insert(regions.live, i, r)
 	regions.Unlock()
 	return r, nil
@@ -104,14 +105,10 @@ func mapRegion(fd, size int) (*Region, error) {
 	return &Region{fd: fd, inode: st.Ino, mem: mem}, nil
 }
 
-func compareAddr(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+// liveIndex finds the live region starting at addr, or where one would
+// go; the caller holds regions' lock.
+func liveIndex(addr uint64) (int, bool) {
+	return slices.BinarySearchFunc(regions.live, addr, func(r *Region, a uint64) int { return cmp.Compare(Addr(r.mem), a) })
 }
 
 // Bytes returns the region's memory; nil after Free.
@@ -144,7 +141,7 @@ func RegionAt(p []byte) *Region {
 	start := Addr(p)
 	regions.RLock()
 	defer regions.RUnlock()
-	i, found := slices.BinarySearchFunc(regions.live, start, func(x *Region, a uint64) int { return compareAddr(Addr(x.mem), a) })
+	i, found := liveIndex(start)
 	if !found {
 		return nil
 	}
@@ -158,7 +155,7 @@ func FindRegion(p []byte) (RegionRef, bool) {
 	regions.RLock()
 	defer regions.RUnlock()
 	// The last region starting at or below p.
-	i, found := slices.BinarySearchFunc(regions.live, start, func(x *Region, a uint64) int { return compareAddr(Addr(x.mem), a) })
+	i, found := liveIndex(start)
 	if !found {
 		i--
 	}
