@@ -182,19 +182,11 @@ func parseOptions(c *cli.Context) (*options, error) {
 	if o.Iters < 1 || o.Warmup < 0 {
 		return nil, usageErrorf("bench: -n must be at least 1 and -w at least 0, got %d and %d", o.Iters, o.Warmup)
 	}
-	switch c.Int("check") {
-	case 0:
-	case 1:
-		o.Check = true
-	default:
-		return nil, usageErrorf("bench: -c must be 0 or 1, got %d", c.Int("check"))
+	if o.Check, err = zeroOrOne(c, "check", "c"); err != nil {
+		return nil, err
 	}
-	switch c.Int("local_register") {
-	case 0:
-	case 1:
-		o.Register = true
-	default:
-		return nil, usageErrorf("bench: -R must be 0 or 1, got %d", c.Int("local_register"))
+	if o.Register, err = zeroOrOne(c, "local_register", "R"); err != nil {
+		return nil, err
 	}
 	if o.dt, err = ParseDType(c.String("datatype")); err != nil {
 		return nil, usageErrorf("bench: -d: %v", err)
@@ -238,6 +230,16 @@ func parseOptions(c *cli.Context) (*options, error) {
 		o.header += fmt.Sprintf(" algos: %s rounds: %d", strings.Join(o.Algos, ","), o.Rounds)
 	}
 	return o, nil
+}
+
+// zeroOrOne reads the 0-or-1 flag name (-letter) as a bool.
+func zeroOrOne(c *cli.Context, name, letter string) (bool, error) {
+	switch v := c.Int(name); v {
+	case 0, 1:
+		return v == 1, nil
+	default:
+		return false, usageErrorf("bench: -%s must be 0 or 1, got %d", letter, v)
+	}
 }
 
 // runParent is the bench command: it runs the job and prints what rank 0
