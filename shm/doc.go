@@ -6,12 +6,12 @@
 //
 // # Segments that never leak
 //
-// A segment is a file in a tmpfs (/dev/shm) created with O_EXCL|O_CREAT and
-// mode 0600 under a fresh name starting with "hcclrun-" and unlinked right
-// after the open, before anything else can fail: the name exists for
-// microseconds, so nothing of ours remains in /dev/shm after any exit, kill -9
-// included. The file lives on as long as a descriptor or a mapping refers to
-// it. The creator passes the descriptor to the local peer over a unix socket
+// A segment is a file in a tmpfs (/dev/shm) created with O_TMPFILE|O_EXCL
+// and mode 0600: it never has a name, so nothing of ours remains in /dev/shm
+// after any exit, kill -9 included, whenever it strikes. Only where the
+// kernel or the file system refuses O_TMPFILE is the file created under a
+// fresh name, "hcclrun-PID-RANDOM", and unlinked right after the open. The
+// file lives on as long as a descriptor or a mapping refers to it. The creator passes the descriptor to the local peer over a unix socket
 // (SCM_RIGHTS, see [Segment.Send] and [Receive]); the peer maps the received
 // descriptor. A tmpfs file is used rather than memfd_create so that the size
 // limit of /dev/shm, which the administrator set for shared memory, is the
@@ -55,8 +55,9 @@
 //
 // A [Region] is memory a process hands out for its own use (runtime's
 // MemAlloc) that its peers on the host can map as well: a tmpfs file,
-// created and unlinked like a segment's, that a peer reopens through
-// /proc/PID/fd and maps read-only ([PeerRegions]), checking its inode.
+// created without a name like a segment's, that a peer reopens through
+// /proc/PID/fd and maps read-only ([PeerRegions]), checking its device
+// and inode.
 // A payload handed over by reference from a region ([FindRegion]) is
 // copied out of the consumer's own mapping, a user-space copy that costs a
 // third of process_vm_readv's on the project's VMs (region.go).

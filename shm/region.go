@@ -19,7 +19,7 @@ import (
 // out of a shared mapping (bench/probe/transfer.c, a block written once,
 // medians: 512 KiB 34.2 us against 9.7, 8 MiB 1370 against 429). A
 // region is memory that is shared from the start: a tmpfs file (created
-// and unlinked as a segment is, so nothing can leak) mapped into its
+// without a name as a segment is, so nothing can leak) mapped into its
 // owner, whose descriptor a peer may reopen through /proc/PID/fd and map
 // too. The owner hands out its bytes (NewRegion, Region.Bytes) as NCCL's
 // ncclMemAlloc hands out memory that can be registered; when it sends a
@@ -30,7 +30,11 @@ import (
 // A peer identifies the file by its inode, which the owner sends along
 // with the descriptor's number: a descriptor number can be reused once a
 // region is freed, an inode cannot while the peer still maps the file,
-// and the peer checks it after reopening. A region the owner frees stays
+// and the peer checks it after reopening, together with the device: an
+// inode number is unique only within one file system, and a reused
+// descriptor may name a file on another one. The device is not sent: the
+// owner creates its regions in regionDir, and a peer that shares memory
+// with it shares that tmpfs (runtime/topo compares its device). A region the owner frees stays
 // allocated while a peer maps it, until that peer's link closes; a peer
 // keeps at most peerRegionsMax mappings of one owner.
 
@@ -69,7 +73,7 @@ func NewRegion(size int) (*Region, error) {
 	if err := CheckSpace(regionDir, uint64(mapped), nil); err != nil {
 		return nil, err
 	}
-	fd, _, err := createUnlinked(regionDir)
+	fd, _, err := createAnonymous(regionDir)
 	if err != nil {
 		return nil, err
 	}
@@ -230,12 +234,16 @@ func (m *PeerRegions) mapPeer(ref RegionRef) ([]byte, error) {
 		return nil, fmt.Errorf("shm: open process %d's region: %w", m.pid, err)
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
+	var st, dir unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("shm: fstat process %d's region: %w", m.pid, err)
 	}
-	if st.Ino != ref.Inode || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size <= 0 {
-		return nil, fmt.Errorf("shm: %s is not the region it was said to be (inode %d, want %d)", path, st.Ino, ref.Inode)
+	if err := unix.Stat(regionDir, &dir); err != nil {
+		return nil, fmt.Errorf("shm: stat %s for process %d's region: %w", regionDir, m.pid, err)
+	}
+	if st.Dev != dir.Dev || st.Ino != ref.Inode || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size <= 0 {
+		return nil, fmt.Errorf("shm: %s is not the region it was said to be (device %d:%d inode %d, want %d:%d inode %d)",
+			path, unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino, unix.Major(dir.Dev), unix.Minor(dir.Dev), ref.Inode)
 	}
 	mem, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {

@@ -16,9 +16,10 @@ import (
 // DefaultDir is the tmpfs segments are created in.
 const DefaultDir = "/dev/shm"
 
-// NamePrefix starts the name of every file this package creates, so that a
-// test (or an operator) can tell ours from anyone else's. A file with this
-// prefix that outlives a few microseconds is a bug.
+// NamePrefix, followed by the creator's pid, starts the name of a file this
+// package creates where the tmpfs has no O_TMPFILE (createAnonymous), so
+// that a test (or an operator) can tell ours from anyone else's. Such a
+// name that outlives a few microseconds is a bug.
 const NamePrefix = "hcclrun-"
 
 // Options configure Create. The zero value is ready to use.
@@ -55,7 +56,7 @@ func Create(size int, opt Options) (*Segment, error) {
 	if err := CheckSpace(dir, uint64(size), opt.FreeSpace); err != nil {
 		return nil, err
 	}
-	fd, path, err := createUnlinked(dir)
+	fd, path, err := createAnonymous(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -77,9 +78,33 @@ func Create(size int, opt Options) (*Segment, error) {
 	return &Segment{f: f, mem: mem, prefault: startPrefault(mem)}, nil
 }
 
-// createUnlinked opens a fresh file of ours in dir and removes its name at
-// once. O_EXCL makes sure we never open (and later hand to a peer) a file
-// someone planted under the name we chose.
+// createAnonymous opens a fresh file of ours in dir that has no name:
+// O_TMPFILE creates it unlinked from the start, so a process killed at any
+// moment leaves nothing in dir, and O_EXCL forbids linking it into dir
+// later. The returned path only labels the descriptor.
+func createAnonymous(dir string) (fd int, path string, err error) {
+	fd, err = unix.Open(dir, tmpfileFlag|unix.O_RDWR|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+	switch {
+	case err == nil:
+		return fd, dir, nil
+	case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EISDIR), errors.Is(err, unix.EINVAL):
+		// The file system has no O_TMPFILE (EOPNOTSUPP), or the kernel
+		// predates it and saw only O_DIRECTORY (EISDIR) or refused the
+		// combination (EINVAL): fall back to a name that lives from the
+		// open to the unlink, a window in which a kill leaves it behind.
+		return createUnlinked(dir)
+	}
+	return -1, "", fmt.Errorf("shm: create an unnamed file in %s: %w", dir, err)
+}
+
+// tmpfileFlag is O_TMPFILE; a test sets it to O_DIRECTORY alone, which is
+// what a kernel without O_TMPFILE sees, to take the fallback.
+var tmpfileFlag = unix.O_TMPFILE
+
+// createUnlinked is createAnonymous's fallback: a fresh file under a name
+// with our pid (NamePrefix), removed right after the open. O_EXCL makes
+// sure we never open (and later hand to a peer) a file someone planted
+// under the name we chose.
 func createUnlinked(dir string) (fd int, path string, err error) {
 	for attempt := 0; attempt < 8; attempt++ {
 		var rnd [8]byte
