@@ -237,7 +237,7 @@ func TestTwoProcessesEcho(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("child: %v", err)
 	}
-	if left := ourEntries(t, DefaultDir); len(left) > 0 {
+	if left := ownNames(t, DefaultDir, os.Getpid(), cmd.Process.Pid); len(left) > 0 {
 		t.Errorf("%s holds %v", DefaultDir, left)
 	}
 }
@@ -258,16 +258,18 @@ func TestPeerKilledWhileWaiting(t *testing.T) {
 	}
 	defer seg.Close()
 	conn.SetReadDeadline(time.Time{})
+	id := mappedFile(t, seg.Bytes())
 	out, in, err := twoRings(seg.Bytes(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer watch(conn, out, in)()
+	stopWatch := watch(conn, out, in)
+	defer stopWatch()
 	var ready [1]byte
 	if err := in.Read(ctx, ready[:]); err != nil || ready[0] != 'r' {
 		t.Fatalf("ready: %q %v", ready, err)
 	}
-	if left := ourEntries(t, DefaultDir); len(left) > 0 {
+	if left := ownNames(t, DefaultDir, os.Getpid(), cmd.Process.Pid); len(left) > 0 {
 		t.Errorf("%s holds %v while both processes run", DefaultDir, left)
 	}
 	errc := make(chan error, 1)
@@ -297,8 +299,17 @@ func TestPeerKilledWhileWaiting(t *testing.T) {
 		t.Errorf("write after death: %v", err)
 	}
 	cmd.Wait()
-	if left := ourEntries(t, DefaultDir); len(left) > 0 {
+	if left := ownNames(t, DefaultDir, os.Getpid(), cmd.Process.Pid); len(left) > 0 {
 		t.Errorf("%s holds %v after SIGKILL", DefaultDir, left)
+	}
+	// With its creator dead, the segment lives only in this process: once
+	// unmapped here, nothing refers to it any more.
+	stopWatch()
+	if err := seg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if h := holders(t, os.Getpid(), id); len(h) > 0 {
+		t.Errorf("the segment is still held after Close: %v", h)
 	}
 }
 
@@ -374,10 +385,22 @@ func smallTmpfs() error {
 	if !errors.As(err, &se) || se.Need != 64*mib {
 		return fmt.Errorf("fallocate beyond the tmpfs: %v, want a SpaceError", err)
 	}
-	// What fits, works.
+	// What fits, works, and counts against the tmpfs although its file
+	// has no name (O_TMPFILE): the next CheckSpace sees it.
+	before, err := StatfsFree(DefaultDir)
+	if err != nil {
+		return err
+	}
 	seg, err := Create(8*mib, Options{})
 	if err != nil {
 		return fmt.Errorf("8 MiB in a 16 MiB tmpfs: %w", err)
+	}
+	after, err := StatfsFree(DefaultDir)
+	if err != nil {
+		return err
+	}
+	if after > before || before-after < 8*mib {
+		return fmt.Errorf("an 8 MiB segment took %d bytes of the tmpfs, want 8 MiB", before-after)
 	}
 	seg.Bytes()[8*mib-1] = 1
 	seg.Close()

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestRegion: a region's bytes are found where they lie (wholly in it, not
@@ -112,4 +114,34 @@ func TestPeerRegionsBounded(t *testing.T) {
 	if peer.Mapped() != peerRegionsMax {
 		t.Fatalf("%d regions mapped, want %d", peer.Mapped(), peerRegionsMax)
 	}
+}
+
+// TestPeerRegionsChecksDevice: an inode number is unique only within one
+// file system, so a descriptor that names a file elsewhere under the
+// region's inode number is refused, not mapped.
+func TestPeerRegionsChecksDevice(t *testing.T) {
+	other, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var st, dir unix.Stat_t
+	if err := unix.Fstat(int(other.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Stat(regionDir, &dir); err != nil {
+		t.Fatal(err)
+	}
+	if st.Dev == dir.Dev {
+		t.Skipf("the test binary is on %s's file system", regionDir)
+	}
+	peer := NewPeerRegions(os.Getpid())
+	defer peer.Close()
+	// The inode is right for the file the descriptor names; only the
+	// device tells it is no region.
+	_, err = peer.Payload(RegionRef{FD: int(other.Fd()), Inode: st.Ino}, 1)
+	if err == nil || !strings.Contains(err.Error(), "not the region") || peer.Mapped() != 0 {
+		t.Fatalf("a file on another device under its own inode: %v, %d mapped", err, peer.Mapped())
+	}
+	t.Log(err)
 }

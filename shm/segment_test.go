@@ -2,6 +2,7 @@ package shm
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -12,24 +13,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ourEntries lists the files of ours in dir; after any Create it must be
-// empty, since names are removed as soon as they are created.
-func ourEntries(t *testing.T, dir string) []string {
+// tmpfileWorks reports whether dir takes O_TMPFILE here; where it does not,
+// Create falls back to a name that lives for a moment.
+func tmpfileWorks(t *testing.T, dir string) bool {
 	t.Helper()
-	ents, err := os.ReadDir(dir)
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		t.Fatalf("read %s: %v", dir, err)
+		t.Logf("O_TMPFILE in %s: %v", dir, err)
+		return false
 	}
-	var ours []string
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), NamePrefix) {
-			ours = append(ours, e.Name())
-		}
-	}
-	return ours
+	unix.Close(fd)
+	return true
 }
 
+// TestCreateLeavesNoName: a segment's file never has a name in /dev/shm,
+// not even for a moment, and cannot be given one (O_EXCL); it is sized,
+// private to its owner (0600), and its memory is the file's.
 func TestCreateLeavesNoName(t *testing.T) {
+	never := tmpfileWorks(t, DefaultDir)
 	tests := []struct {
 		name string
 		size int
@@ -41,6 +42,7 @@ func TestCreateLeavesNoName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			w := watchCreates(t, DefaultDir)
 			seg, err := Create(tt.size, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -49,11 +51,24 @@ func TestCreateLeavesNoName(t *testing.T) {
 			if got := seg.Size(); got != tt.want {
 				t.Errorf("size %d, want %d", got, tt.want)
 			}
-			if left := ourEntries(t, DefaultDir); len(left) > 0 {
+			fd := int(seg.f.Fd())
+			id := fdFile(t, fd)
+			if names := namesOf(t, DefaultDir, id); len(names) > 0 {
+				t.Errorf("the open segment's file is named %v in %s", names, DefaultDir)
+			}
+			if left := ownNames(t, DefaultDir, os.Getpid()); len(left) > 0 {
 				t.Errorf("%s still holds %v after Create", DefaultDir, left)
 			}
+			if created := w.names(ownPrefix()); never && len(created) > 0 {
+				t.Errorf("Create put %v in %s for a moment", created, DefaultDir)
+			}
+			link := filepath.Join(DefaultDir, ownPrefix()+"link")
+			if err := unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, link, unix.AT_SYMLINK_FOLLOW); err == nil {
+				os.Remove(link)
+				t.Error("the segment's file could be linked into the tmpfs")
+			}
 			var st unix.Stat_t
-			if err := unix.Fstat(int(seg.f.Fd()), &st); err != nil {
+			if err := unix.Fstat(fd, &st); err != nil {
 				t.Fatal(err)
 			}
 			if perm := st.Mode & 0o777; perm != 0o600 {
@@ -65,13 +80,91 @@ func TestCreateLeavesNoName(t *testing.T) {
 			if st.Blocks*512 < int64(tt.want) {
 				t.Errorf("only %d bytes allocated of %d: fallocate missing", st.Blocks*512, tt.want)
 			}
-			// The memory works.
+			// The memory is the file's, which peers map: writes go both
+			// ways between the mapping and the descriptor.
 			b := seg.Bytes()
 			b[0], b[len(b)-1] = 1, 2
-			if b[0] != 1 || b[len(b)-1] != 2 {
-				t.Error("memory does not hold writes")
+			var got [1]byte
+			if _, err := unix.Pread(fd, got[:], 0); err != nil || got[0] != 1 {
+				t.Errorf("the file's first byte is %d (%v), the mapping wrote 1", got[0], err)
+			}
+			if _, err := unix.Pread(fd, got[:], int64(len(b)-1)); err != nil || got[0] != 2 {
+				t.Errorf("the file's last byte is %d (%v), the mapping wrote 2", got[0], err)
+			}
+			if _, err := unix.Pwrite(fd, []byte{3}, 1); err != nil || b[1] != 3 {
+				t.Errorf("the mapping shows %d (%v) where the file was written 3", b[1], err)
 			}
 		})
+	}
+}
+
+// TestCreateFallback: where the kernel has no O_TMPFILE it sees only its
+// O_DIRECTORY part and refuses to open the directory for writing (EISDIR).
+// Create then makes a named file and unlinks it at once: the watch sees
+// the name come (which shows it would see one from O_TMPFILE too), none is
+// left, and segments and regions work as before.
+func TestCreateFallback(t *testing.T) {
+	saved := tmpfileFlag
+	tmpfileFlag = unix.O_DIRECTORY
+	t.Cleanup(func() { tmpfileFlag = saved })
+
+	w := watchCreates(t, DefaultDir)
+	seg, err := Create(4096, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	if created := w.names(ownPrefix()); len(created) != 1 {
+		t.Errorf("the fallback created %v, want one name of ours", created)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(seg.f.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Nlink != 0 || st.Mode&0o777 != 0o600 || st.Blocks*512 < 4096 {
+		t.Errorf("fallback file: %d links, mode %#o, %d bytes allocated", st.Nlink, st.Mode&0o777, st.Blocks*512)
+	}
+
+	r, err := NewRegion(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Free()
+	r.Bytes()[7] = 42
+	ref, _ := FindRegion(r.Bytes())
+	peer := NewPeerRegions(os.Getpid())
+	defer peer.Close()
+	if got, err := peer.Payload(ref, 8); err != nil || got[7] != 42 {
+		t.Errorf("a peer's view of a fallback region: %v, %v", got, err)
+	}
+	if left := ownNames(t, DefaultDir, os.Getpid()); len(left) > 0 {
+		t.Errorf("%s holds %v after the fallback", DefaultDir, left)
+	}
+}
+
+// TestCreateAnonymousErrors: an error other than "no O_TMPFILE here" is
+// reported as it is, naming the directory, without a fallback.
+func TestCreateAnonymousErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		dir  string
+		want error
+	}{
+		{filepath.Join(t.TempDir(), "absent"), unix.ENOENT},
+		{file, unix.ENOTDIR},
+	} {
+		fd, _, err := createAnonymous(tt.dir)
+		if err == nil {
+			unix.Close(fd)
+			t.Errorf("%s: created", tt.dir)
+			continue
+		}
+		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), "shm: create an unnamed file in "+tt.dir) {
+			t.Errorf("%s: %v, want %v from the unnamed create", tt.dir, err, tt.want)
+		}
 	}
 }
 
