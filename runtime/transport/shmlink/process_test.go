@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -238,8 +241,10 @@ func (c *child) killDuring(t *testing.T, what string, call func() error) {
 	}
 }
 
-// ourShmEntries lists files of ours left in /dev/shm.
-func ourShmEntries(t *testing.T) []string {
+// ownShmNames lists the files in /dev/shm named by one of pids (the names
+// shm gives where the tmpfs has no O_TMPFILE: the prefix, the pid, a
+// dash). Other jobs' files, whatever their names, are not this test's.
+func ownShmNames(t *testing.T, pids ...int) []string {
 	t.Helper()
 	ents, err := os.ReadDir(shm.DefaultDir)
 	if err != nil {
@@ -247,11 +252,34 @@ func ourShmEntries(t *testing.T) []string {
 	}
 	var ours []string
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), shm.NamePrefix) {
-			ours = append(ours, e.Name())
+		for _, pid := range pids {
+			if strings.HasPrefix(e.Name(), shm.NamePrefix+strconv.Itoa(pid)+"-") {
+				ours = append(ours, e.Name())
+			}
 		}
 	}
 	return ours
+}
+
+// plantForeign leaves in /dev/shm, until the test ends, a file under shm's
+// prefix that another job could have left (a rank killed between create
+// and unlink): no leak check may take it for this test's. Its pid is
+// pid_max, which no process can have.
+func plantForeign(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	path := filepath.Join(shm.DefaultDir, shm.NamePrefix+strings.TrimSpace(string(b))+"-"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("plant a foreign file: %v", err)
+	}
+	f.Close()
+	t.Cleanup(func() { os.Remove(path) })
 }
 
 // childLink starts a child in a dialling role and returns the link it
@@ -281,7 +309,7 @@ func childLink(t *testing.T, ctx context.Context, role string) (*Link, *child) {
 func TestTwoProcesses(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	link, c := childLink(t, ctx, "echo-dialer")
-	if got := ourShmEntries(t); len(got) > 0 {
+	if got := ownShmNames(t, os.Getpid(), c.cmd.Process.Pid); len(got) > 0 {
 		t.Errorf("/dev/shm holds %v while the link is up", got)
 	}
 	sizes := []int{0, 1, 100, 64 << 10, 1 << 20, 16 << 20} // up to 256 times the 64 KiB ring
@@ -334,6 +362,7 @@ func TestPeerKilled(t *testing.T) {
 	for _, role := range []string{"wait-dialer", "wait-listener"} {
 		t.Run(role, func(t *testing.T) {
 			ctx := testCtx(t, 60*time.Second)
+			plantForeign(t)
 			job, key := newJobID(), newKey(t)
 			var link *Link
 			var c *child
@@ -370,7 +399,7 @@ func TestPeerKilled(t *testing.T) {
 				t.Errorf("Send to a dead peer: %v", sendErr)
 			}
 			c.cmd.Wait()
-			if got := ourShmEntries(t); len(got) > 0 {
+			if got := ownShmNames(t, os.Getpid(), c.cmd.Process.Pid); len(got) > 0 {
 				t.Errorf("/dev/shm holds %v after SIGKILL", got)
 			}
 		})
