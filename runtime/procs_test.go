@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -128,13 +129,44 @@ func (p *rankProc) waitLine(t *testing.T, want string, d time.Duration) string {
 	}
 }
 
-// ourShm lists entries of ours in /dev/shm.
-func ourShm(t *testing.T) []string {
-	m, err := filepath.Glob("/dev/shm/hcclrun-*")
+// ourShm lists the files in /dev/shm named by the given rank processes or
+// by the test itself (the names shm gives where the tmpfs has no
+// O_TMPFILE: "hcclrun-PID-"). Other jobs' files are not this test's.
+func ourShm(t *testing.T, procs []*rankProc) []string {
+	t.Helper()
+	pids := []int{os.Getpid()}
+	for _, p := range procs {
+		pids = append(pids, p.cmd.Process.Pid)
+	}
+	var ours []string
+	for _, pid := range pids {
+		m, err := filepath.Glob("/dev/shm/hcclrun-" + strconv.Itoa(pid) + "-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours = append(ours, m...)
+	}
+	return ours
+}
+
+// plantForeign leaves in /dev/shm, until the test ends, a file such as a
+// rank of another job may leave there: no leak check may take it for this
+// test's. Its pid is pid_max, which no process can have.
+func plantForeign(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	path := fmt.Sprintf("/dev/shm/hcclrun-%s-%x", strings.TrimSpace(string(b)), rnd)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("plant a foreign file: %v", err)
+	}
+	f.Close()
+	t.Cleanup(func() { os.Remove(path) })
 }
 
 // TestRankKilled: SIGKILL one rank while its peers are inside AllReduce
@@ -151,6 +183,7 @@ func TestRankKilled(t *testing.T) {
 		{"tcp", []string{"HCCL_SHM_DISABLE=1"}},
 	} {
 		t.Run(tr.name, func(t *testing.T) {
+			plantForeign(t)
 			procs, _ := startRankProcs(t, 3, tr.env...)
 			for _, p := range procs {
 				p.waitLine(t, "ready", 30*time.Second)
@@ -174,7 +207,7 @@ func TestRankKilled(t *testing.T) {
 				t.Logf("rank %d after %v: %s", r, time.Since(killed).Round(time.Millisecond), line)
 			}
 			victim.cmd.Wait()
-			if left := ourShm(t); len(left) > 0 {
+			if left := ourShm(t, procs); len(left) > 0 {
 				t.Errorf("left in /dev/shm: %v", left)
 			}
 		})
