@@ -18,6 +18,7 @@ import (
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
 	"github.com/hcclrun/hcclrun/runtime/topo"
+	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
 )
 
 // controlPlane is what the runtime needs of the launcher's control service
@@ -142,7 +143,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		p2pSeq:    make(map[int]uint64),
 		watchDone: make(chan struct{}),
 	}
-	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize), OnFailure: c.fail, Poll: links.poll})
+	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize, links.ringBytes), OnFailure: c.fail, Poll: links.poll})
 	go c.watchControl()
 	log.Debug("joined", "size", job.Size, "local_rank", job.LocalRank, "local_size", job.LocalSize, "data_ip", ip)
 	return c, nil
@@ -309,12 +310,18 @@ func (c *Comm) Topology(ctx context.Context) (*topo.Topology, error) {
 	return topo.Build(facts, c.knobs.ShmDisable)
 }
 
-// segmentBytes is the executor's pipelining unit for links of ringBytes
-// (HCCL_BUFFSIZE): a quarter of the ring, so that the sender fills the next
-// segments while the receiver drains the first instead of taking turns.
-func segmentBytes(ringBytes int) int {
-	if ringBytes <= 0 {
+// segmentBytes is the executor's pipelining unit for links whose rings
+// hold ringBytes when HCCL_BUFFSIZE asked for buffSize (0: the default): a
+// quarter of the ring, so that the sender fills the next segments while
+// the receiver drains the first instead of taking turns; the executor's
+// default for the default ring.
+func segmentBytes(buffSize, ringBytes int) int {
+	if buffSize <= 0 && ringBytes >= shmlink.DefaultRingBytes {
 		return 0 // the executor's default
 	}
-	return max(ringBytes/4, 1024)
+	seg := max(ringBytes/4, 1024)
+	if buffSize <= 0 {
+		seg = min(seg, executor.DefaultSegmentBytes)
+	}
+	return seg
 }

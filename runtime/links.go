@@ -83,7 +83,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	}
 	m := &linkManager{
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
-		ringBytes: knobs.BuffSize, noDirect: knobs.shmDirect() == directNone, facts: facts,
+		ringBytes: shmlink.HostRingBytes(knobs.BuffSize, job.LocalSize), noDirect: knobs.shmDirect() == directNone, facts: facts,
 		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: pipesOff(knobs, job.LocalSize, log),
 		dataOpts:  netio.SocketOptions{Congestion: congestion},
 		links:     make(map[int]transport.Link),
@@ -96,7 +96,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	spin, yield := waitPolicy(job.LocalSize, serverCPUs, facts.CPUs)
 	tcplink.SetSpin(spin)
 	if !knobs.ShmDisable && job.Size > 1 {
-		if err := checkShmSpace(job.LocalSize, knobs.BuffSize); err != nil {
+		if err := checkShmSpace(job.LocalSize, m.ringBytes); err != nil {
 			tcp.Close()
 			return nil, err
 		}
@@ -431,9 +431,11 @@ func (m *linkManager) stop(release bool) error {
 }
 
 // checkShmSpace fails Init with an actionable message when /dev/shm cannot
-// hold the segments of a full mesh between the host's ranks (one segment,
-// two rings, per pair), instead of failing link by link in the middle of a
-// collective.
+// hold the segments of the two links every collective of a host of
+// localSize ranks opens first (a ring's neighbours), instead of failing in
+// the middle of one. Links open on first use, and a link whose segment
+// does not fit then goes over TCP with a warning (dial), so Init asks for
+// no more than that.
 func checkShmSpace(localSize, ringBytes int) error {
 	if localSize < 2 {
 		return nil
@@ -442,8 +444,7 @@ func checkShmSpace(localSize, ringBytes int) error {
 	if err != nil {
 		return fmt.Errorf("HCCL_BUFFSIZE: %w", err)
 	}
-	pairs := uint64(localSize) * uint64(localSize-1) / 2
-	return shm.CheckSpace(shm.DefaultDir, pairs*uint64(seg), nil)
+	return shm.CheckSpace(shm.DefaultDir, uint64(min(localSize-1, 2))*uint64(seg), nil)
 }
 
 // hostCPUs is how many CPUs the ranks of this rank's server share:

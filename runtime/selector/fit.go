@@ -39,6 +39,7 @@ const (
 	fitHandoff
 	fitNetWake
 	fitHead
+	fitCrowd
 	numFit
 )
 
@@ -130,6 +131,9 @@ func (m Model) terms(s shape, t Topo, nc int) [numFit]float64 {
 		}
 		f[fitNetWake] = received * share
 	}
+	if over && share > m.CrowdFrom && m.CrowdFrom > 0 {
+		f[fitCrowd] = (share - m.CrowdFrom) * (s.lat[Shm] + s.msgs*float64(nc))
+	}
 	return f
 }
 
@@ -155,7 +159,7 @@ func (m Model) fitted() [numFit]float64 {
 		m.Links[Net].Alpha.Seconds(), m.Links[Net].Beta,
 		m.Gamma, m.Copy, m.Step.Seconds(),
 		m.Wake.Seconds(), m.Handoff.Seconds(), m.NetWake.Seconds(),
-		m.Head,
+		m.Head, m.Crowd.Seconds(),
 	}
 }
 
@@ -166,6 +170,7 @@ func (m Model) withFitted(x [numFit]float64) Model {
 	m.Gamma, m.Copy, m.Step = x[fitGamma], x[fitCopy], d(x[fitStep])
 	m.Wake, m.Handoff, m.NetWake = d(x[fitWake]), d(x[fitHandoff]), d(x[fitNetWake])
 	m.Head = x[fitHead]
+	m.Crowd = d(x[fitCrowd])
 	return m
 }
 

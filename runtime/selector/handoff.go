@@ -41,8 +41,13 @@ type SlowHost struct {
 
 // WithHandoff returns m priced for a host whose shared-core hand-off
 // measured h; 0 (not measured) leaves m as it is. Every rank of a job
-// reads the same h from the rank table, so their models agree.
+// reads the same h from the rank table, so their models agree. A
+// measured h is also the price of the crowd (Model.Crowd): one rank's
+// turn on a shared core.
 func (m Model) WithHandoff(h time.Duration) Model {
+	if h > 0 {
+		m.Crowd = h
+	}
 	if m.Slow.Handoff > 0 && h >= m.Slow.Handoff {
 		m.Wake, m.PollMax = m.Slow.Wake, m.Slow.PollMax
 		if m.Slow.NetAlpha > 0 {

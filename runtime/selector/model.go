@@ -74,6 +74,19 @@ type Model struct {
 	// Slow replaces Wake and PollMax on a host whose shared core changes
 	// hands slowly (WithHandoff).
 	Slow SlowHost
+	// Crowd is what each dependent round over shm and each message cost
+	// for every CrowdFrom-th rank at work per core beyond the first
+	// CrowdFrom, when ranks outnumber cores: a round moves once every
+	// rank at work has had its turn on a core, and a message wakes a
+	// sleeping receiver, so on a crowded host both grow with the crowd
+	// (ranks at work over cores). Wake and Handoff were fitted on hosts of
+	// up to CrowdFrom ranks per core and cover those; this is the rest,
+	// which makes an algorithm of many messages (mesh, one-shot) or many
+	// rounds (ring) lose to one of few (dissemination, rhd) at 64 ranks
+	// on 2 cores. A job that measured its host's hand-off prices with
+	// that (WithHandoff).
+	Crowd     time.Duration
+	CrowdFrom float64
 	// Exchange is how many times dearer the bytes of an exchange round
 	// over shm (rhd: both ways with one partner at once) are when ranks
 	// outnumber cores: the round moves only while both partners hold a
@@ -228,7 +241,9 @@ func DefaultModel() Model {
 		// 1.05 to 1.2 choose alike) and checked on two more: 216 and
 		// 220 of 228 points within 10% of the fastest (cal30, cal31),
 		// against 210 and 219.
-		Exchange: 1.1,
+		Exchange:  1.1,
+		Crowd:     1500 * time.Nanosecond,
+		CrowdFrom: 2,
 		NetWake:  15 * time.Microsecond,
 		// Chosen together on cal36 (np 3 AllReduce over TCP at 128
 		// KiB: mesh, where one-shot measured 1.8 times it in cal32 to

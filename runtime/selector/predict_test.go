@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -281,5 +282,46 @@ func TestChoicesOversubscribed(t *testing.T) {
 	other := Predict(m, Policy{}, Call{plan.AllReduce, 64 << 20, Topo{4, 1}})
 	if c := DefaultModel().Cores; c < 4 && one.Candidates[0].Time <= other.Candidates[0].Time {
 		t.Errorf("4 ranks on %d cores priced %v, not above 4 cores' %v", c, one.Candidates[0].Time, other.Candidates[0].Time)
+	}
+}
+
+// TestCrowdedHost: with many ranks per core, algorithms of many messages
+// (mesh, one-shot: n-1 per rank) or many rounds (ring) lose to those of
+// few (dissemination, rhd, tree), which also open few links; up to
+// CrowdFrom ranks per core the crowd term adds nothing, so the choices
+// the calibrations were fitted on stay as they were.
+func TestCrowdedHost(t *testing.T) {
+	m := DefaultModel().WithHandoff(2 * time.Microsecond)
+	m.Cores = 2
+	few := map[plan.Coll][]string{
+		plan.Barrier:   {"dissemination"},
+		plan.AllReduce: {"rhd"},
+		plan.Broadcast: {"tree"},
+		plan.Reduce:    {"tree"},
+	}
+	for _, n := range []int{32, 64, 256} {
+		for coll, want := range few {
+			for _, size := range []int64{8, 1 << 20} {
+				c := Call{coll, size, Topo{n, 1}}
+				e, err := Predict(m, Policy{}, c).Chosen()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Contains(want, e.Algo) {
+					t.Errorf("%s: chose %s, want one of %v\n%s", c, e.Algo, want, Predict(m, Policy{}, c))
+				}
+			}
+		}
+	}
+	for _, n := range []int{2, 3, 4} {
+		for _, name := range []string{"mesh", "ring", "oneshot"} {
+			s, err := shapeOf(name, plan.AllReduce, Topo{n, 1}, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := m.terms(s, Topo{n, 1}, 1); f[fitCrowd] != 0 {
+				t.Errorf("np %d on 2 cores, %s: crowd term %v, want 0", n, name, f[fitCrowd])
+			}
+		}
 	}
 }

@@ -27,6 +27,8 @@ import (
 //	memory.slowdown 4        # how much slower byte work is from memory
 //	wake 30us                # a round over shm when ranks outnumber cores
 //	exchange.slowdown 1.1    # an exchange round's bytes, likewise
+//	crowd 2us                # a round and a message per rank at work per core beyond crowd.from
+//	crowd.from 2             #   from this many ranks at work per core on
 //	net.wake 20us            # a message received over net, likewise
 //	net.wake.others 0.5      # its share for each receive of a step beyond the first
 //	net.fanout.slowdown 2    # net bytes of a step sending big transfers to several peers,
@@ -158,6 +160,10 @@ func (m *Model) set(key, val string) error {
 		return slowdown(&m.MemSlowdown)
 	case "exchange.slowdown":
 		return slowdown(&m.Exchange)
+	case "crowd":
+		return dur(&m.Crowd)
+	case "crowd.from":
+		return slowdown(&m.CrowdFrom)
 	case "cores":
 		v, err := strconv.Atoi(val)
 		if err != nil || v < 0 || v > 1<<20 {

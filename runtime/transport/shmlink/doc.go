@@ -77,11 +77,13 @@
 // frames, in place, on the project's 2-core VM) agrees: 4 MiB rings gave
 // 7.6 to 9.7 GB/s and 1 MiB rings 7.3; 64 KiB and 256 KiB rings got 2.1
 // and 3.4 (hand-offs: a futex sleep and wake every few chunks), and a
-// 16 MiB ring fell out of the cache, 4.5 to 6.4. Memory grows with the
-// square of the ranks per host: a full mesh of n local ranks takes n(n-1)
-// rings, 224 MiB of /dev/shm for 8 ranks at 4 MiB (see SegmentBytes).
-// Correctness never depends on the size: the conformance suite also runs
-// with 4 KiB rings.
+// 16 MiB ring fell out of the cache, 4.5 to 6.4. A full mesh of n local
+// ranks would take n(n-1) rings, 224 MiB of /dev/shm for 8 ranks at 4 MiB,
+// and 63 GiB for 128: so the runtime opens only the links its algorithms
+// use, on first use, and on hosts of more than FullRings+1 ranks asks for
+// smaller rings (HostRingBytes), which bounds a rank's links to a constant
+// times the ring. Correctness never depends on the size: the conformance
+// suite also runs with 4 KiB rings.
 //
 // # Concurrency
 //

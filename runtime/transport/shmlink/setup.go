@@ -78,6 +78,39 @@ func RingCapacity(n int) (int, error) {
 	return 1 << bits.Len(uint(n-1)), nil
 }
 
+// FullRings is how many peers' worth of full-size rings a rank's links may
+// take: a host of up to FullRings+1 ranks gives every link the ring asked
+// for, a larger one shrinks them (HostRingBytes), so that a rank's shared
+// memory grows with a constant, not with its peers.
+const FullRings = 8
+
+// MinHostRingBytes is the smallest ring HostRingBytes shrinks to: a Barrier's
+// and a small AllReduce's frames still fit many times over, and a link of
+// two such rings sets up in about a millisecond (BenchmarkSetup).
+const MinHostRingBytes = 64 << 10
+
+// HostRingBytes is the ring capacity each link of a host of localRanks
+// ranks gets when HCCL_BUFFSIZE asks for ringBytes (0: DefaultRingBytes):
+// ringBytes itself up to FullRings peers, beyond that the power of two at
+// or below ringBytes*FullRings/(localRanks-1), and never below
+// MinHostRingBytes (nor above ringBytes). A rank's links then hold at
+// most about 2*FullRings*ringBytes, whatever the host's rank count, and
+// the host's n(n-1)/2 links at most n*FullRings*ringBytes: memory and the
+// time to set up and prefault a link (docs/performance.md, "Scale") grow
+// with n, not n^2. A too small ringBytes is returned unchanged, for
+// RingCapacity to refuse.
+func HostRingBytes(ringBytes, localRanks int) int {
+	if ringBytes == 0 {
+		ringBytes = DefaultRingBytes
+	}
+	peers := localRanks - 1
+	if peers <= FullRings || ringBytes <= MinHostRingBytes {
+		return ringBytes
+	}
+	share := ringBytes / peers * FullRings
+	return max(1<<(bits.Len(uint(share))-1), MinHostRingBytes)
+}
+
 // SegmentBytes returns the shared memory one link takes for a requested
 // RingBytes, so that the runtime can check /dev/shm for all its links at
 // once (shm.CheckSpace) before dialling any.

@@ -40,6 +40,34 @@ func TestRingCapacity(t *testing.T) {
 	}
 }
 
+func TestHostRingBytes(t *testing.T) {
+	tests := []struct {
+		ring, ranks, want int
+	}{
+		{0, 2, DefaultRingBytes},
+		{0, FullRings + 1, DefaultRingBytes},
+		{0, FullRings + 2, 2 << 20},
+		{0, 64, 512 << 10},
+		{0, 256, 128 << 10},
+		{0, 4096, MinHostRingBytes},
+		{16 << 20, 256, 512 << 10},
+		{4096, 256, 4096}, // already small: as asked
+		{100_000, 64, MinHostRingBytes},
+	}
+	for _, tt := range tests {
+		if got := HostRingBytes(tt.ring, tt.ranks); got != tt.want {
+			t.Errorf("HostRingBytes(%d, %d) = %d, want %d", tt.ring, tt.ranks, got, tt.want)
+		}
+	}
+	// What a rank's links can hold stays bounded as the host grows.
+	for ranks := 2; ranks <= 1024; ranks++ {
+		ring := HostRingBytes(0, ranks)
+		if all := (ranks - 1) * ring; all > FullRings*DefaultRingBytes && ring > MinHostRingBytes {
+			t.Fatalf("%d ranks: %d links of %d bytes each way, over %d", ranks, ranks-1, ring, FullRings*DefaultRingBytes)
+		}
+	}
+}
+
 func TestSocketName(t *testing.T) {
 	tests := []struct {
 		job  string

@@ -1,0 +1,57 @@
+package shmlink
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// BenchmarkSetup opens and closes one link, both ends in this process,
+// for several ring sizes: what a link costs to set up (handshake,
+// segment, prefault, probes), in wall time and in CPU time of the
+// process (cpu-us/op), which is what oversubscribed ranks pay.
+func BenchmarkSetup(b *testing.B) {
+	for _, ring := range []int{64 << 10, 256 << 10, 1 << 20, 4 << 20} {
+		b.Run(fmt.Sprintf("ring=%dKiB", ring>>10), func(b *testing.B) {
+			key := make([]byte, 32)
+			job := fmt.Sprintf("bench-setup-%d-%d", ring, time.Now().UnixNano())
+			ln, err := Listen(job, 0, key, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			ctx := context.Background()
+			var ru0, ru1 unix.Rusage
+			unix.Getrusage(unix.RUSAGE_SELF, &ru0)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				done := make(chan *Link)
+				go func() {
+					l, _, err := ln.Accept(ctx)
+					if err != nil {
+						b.Error(err)
+					}
+					done <- l
+				}()
+				d, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ring})
+				if err != nil {
+					b.Fatal(err)
+				}
+				a := <-done
+				d.Warm()
+				if a != nil {
+					a.Warm()
+					a.Close()
+				}
+				d.Close()
+			}
+			b.StopTimer()
+			unix.Getrusage(unix.RUSAGE_SELF, &ru1)
+			cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano())
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+		})
+	}
+}
