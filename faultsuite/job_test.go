@@ -34,14 +34,14 @@ type job struct {
 	cmd     *exec.Cmd
 	token   string
 	start   time.Time
-	tmp     string // TMPDIR of hcclrun
-	before  snapshot
+	tmp     string   // TMPDIR of hcclrun
 	running snapshot // what the job held while running, when noted
 
 	mu    sync.Mutex
 	cond  *sync.Cond
 	lines []line
-	eof   int // output streams at EOF
+	eof   int          // output streams at EOF
+	seen  map[int]bool // every pid of the job found (jobPids)
 
 	exited  chan struct{}
 	code    int
@@ -67,7 +67,6 @@ func startJob(t *testing.T, env []string, prefix []string, args ...string) *job 
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.before = takeSnapshot(t, nil, "")
 	j.start = time.Now()
 	if err := j.cmd.Start(); err != nil {
 		t.Fatal(err)

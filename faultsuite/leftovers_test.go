@@ -25,21 +25,16 @@ type listener struct {
 	inode string
 }
 
-// snapshot is the machine's state a check compares.
+// snapshot is what a job held while it ran, for the check after it.
 type snapshot struct {
-	shm       map[string]bool
 	listeners []listener
 }
 
-// takeSnapshot lists /dev/shm/hcclrun-* and the listening sockets; with
-// pids, only the sockets those processes hold.
-func takeSnapshot(t *testing.T, pids []int, _ string) snapshot {
+// takeSnapshot lists the listening sockets; with pids, only those these
+// processes hold.
+func takeSnapshot(t *testing.T, pids []int) snapshot {
 	t.Helper()
-	s := snapshot{shm: map[string]bool{}}
-	m, _ := filepath.Glob("/dev/shm/hcclrun-*")
-	for _, f := range m {
-		s.shm[f] = true
-	}
+	var s snapshot
 	ls := listeningSockets(t)
 	if pids == nil {
 		s.listeners = ls
@@ -126,12 +121,23 @@ func parseHexAddr(s string) (net.IP, int, bool) {
 }
 
 // jobPids are the live processes whose environment carries the job's
-// token, hcclrun's pid and the pids the ranks printed.
+// token, hcclrun's pid and the pids the ranks printed. Every pid found is
+// also remembered (seenPids), for the checks after the processes are gone.
 func (j *job) jobPids(extra []int) []int {
 	set := map[int]bool{j.cmd.Process.Pid: true}
 	for _, p := range extra {
 		set[p] = true
 	}
+	defer func() {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		if j.seen == nil {
+			j.seen = map[int]bool{}
+		}
+		for p := range set {
+			j.seen[p] = true
+		}
+	}()
 	want := []byte(tokenEnv + "=" + j.token)
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -156,7 +162,7 @@ func (j *job) jobPids(extra []int) []int {
 // for the check after the job.
 func (j *job) noteRunning(rs []rank) {
 	j.t.Helper()
-	j.running = takeSnapshot(j.t, j.jobPids(rankPids(rs)), "")
+	j.running = takeSnapshot(j.t, j.jobPids(rankPids(rs)))
 	if len(j.running.listeners) == 0 {
 		// A job that is ending closes its listeners before hcclrun exits.
 		select {
@@ -201,10 +207,37 @@ func alive(pids []int) []string {
 	return live
 }
 
+// seenPids are every pid of the job found so far: hcclrun's, the ranks'
+// that printed their start line, and those jobPids found by the token.
+func (j *job) seenPids(rs []rank) []int {
+	j.jobPids(rankPids(rs))
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var pids []int
+	for p := range j.seen {
+		pids = append(pids, p)
+	}
+	slices.Sort(pids)
+	return pids
+}
+
+// shmNames lists the files in /dev/shm named by one of pids: shm names a
+// segment "hcclrun-PID-RANDOM" where the tmpfs has no O_TMPFILE (and
+// unlinks it at once). Files of other jobs, under whatever name, are not
+// this job's leftovers.
+func shmNames(pids []int) []string {
+	var left []string
+	for _, p := range pids {
+		m, _ := filepath.Glob("/dev/shm/hcclrun-" + strconv.Itoa(p) + "-*")
+		left = append(left, m...)
+	}
+	return left
+}
+
 // checkClean asserts that, once hcclrun has exited, nothing of the job is
-// left: no live process, no new /dev/shm entry of ours, none of the
-// listening sockets it held (nor its control port, nor a unix socket of
-// its job id). It returns how long the processes took to go.
+// left: no live process, no /dev/shm file named by one of its processes,
+// none of the listening sockets it held (nor its control port, nor a unix
+// socket of its job id). It returns how long the processes took to go.
 func (j *job) checkClean(rs []rank) time.Duration {
 	j.t.Helper()
 	start := time.Now()
@@ -221,22 +254,9 @@ func (j *job) checkClean(rs []rank) time.Duration {
 		j.t.Errorf("processes of the job alive %v after hcclrun exited:\n%s", gone.Round(time.Millisecond), strings.Join(live, "\n"))
 	}
 
-	var shm []string
-	for end := time.Now().Add(time.Second); ; time.Sleep(50 * time.Millisecond) {
-		shm = shm[:0]
-		now := takeSnapshot(j.t, nil, "")
-		for f := range now.shm {
-			if !j.before.shm[f] {
-				shm = append(shm, f)
-			}
-		}
-		// Another job on the machine may hold one for a moment; ours
-		// would stay.
-		if len(shm) == 0 || time.Now().After(end) {
-			break
-		}
-	}
-	if len(shm) > 0 {
+	// With the processes gone, a name one of them gave is a leftover: a
+	// live process would have unlinked it within microseconds.
+	if shm := shmNames(j.seenPids(rs)); len(shm) > 0 {
 		j.t.Errorf("left in /dev/shm: %v", shm)
 	}
 
