@@ -40,13 +40,18 @@ type linkManager struct {
 	tcp        *netio.Listener
 	shm        *shmlink.Listener // nil when shared memory is disabled
 	ringBytes  int
-	noDirect   bool                // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
-	pipeBytes  int                 // asked of each pipe of an shm link (shmlink.PipeBytes)
-	noPipes    bool                // in-place reads without pipes (pipesOff)
-	dataOpts   netio.SocketOptions // of the TCP data links (congestion.go)
-	facts      topo.Facts          // this rank's
-	log        *slog.Logger
-	poll       executor.Poll // how the executor waits for several small receives, from the wait policy
+	// lazyRings leaves the pages of the links' segments to fault in at
+	// first touch: on a host crowded enough for HostRingBytes to shrink the
+	// rings, a rank opens many links that carry little (a dissemination
+	// Barrier's), and reading them all ahead was most of its CPU time.
+	lazyRings bool
+	noDirect  bool                // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
+	pipeBytes int                 // asked of each pipe of an shm link (shmlink.PipeBytes)
+	noPipes   bool                // in-place reads without pipes (pipesOff)
+	dataOpts  netio.SocketOptions // of the TCP data links (congestion.go)
+	facts     topo.Facts          // this rank's
+	log       *slog.Logger
+	poll      executor.Poll // how the executor waits for several small receives, from the wait policy
 
 	mu    sync.Mutex
 	links map[int]transport.Link
@@ -83,7 +88,9 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	}
 	m := &linkManager{
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
-		ringBytes: shmlink.HostRingBytes(knobs.BuffSize, job.LocalSize), noDirect: knobs.shmDirect() == directNone, facts: facts,
+		ringBytes: shmlink.HostRingBytes(knobs.BuffSize, job.LocalSize),
+		lazyRings: shmlink.HostRingBytes(knobs.BuffSize, job.LocalSize) < shmlink.HostRingBytes(knobs.BuffSize, 2),
+		noDirect:  knobs.shmDirect() == directNone, facts: facts,
 		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: pipesOff(knobs, job.LocalSize, log),
 		dataOpts:  netio.SocketOptions{Congestion: congestion},
 		links:     make(map[int]transport.Link),
@@ -357,7 +364,7 @@ func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error
 			return nil, err
 		}
 		if topo.SameHost(m.facts, f) {
-			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes, NoDirect: m.noDirect, PipeBytes: m.pipeBytes, NoPipes: m.noPipes})
+			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes, NoDirect: m.noDirect, PipeBytes: m.pipeBytes, NoPipes: m.noPipes, Segment: shm.Options{Lazy: m.lazyRings}})
 			if err == nil {
 				m.log.Debug("link dialled", "peer", peer, "via", "shm", "reads_in_place", l.ReadsDirect())
 				return l, nil

@@ -45,7 +45,9 @@ func (s *Segment) Send(conn *net.UnixConn, msg []byte, extra ...int) error {
 }
 
 // Receive reads exactly len(msg) bytes from conn, of which the first carries
-// a segment descriptor passed with Send, and maps that segment. The extra
+// a segment descriptor passed with Send, and maps that segment, lazily
+// (Options.Lazy): the caller, which reads in msg how the sender meant the
+// segment to be used, calls ReadAhead if its pages should be read ahead. The extra
 // descriptors Send passed come back in extra, in order; they are the
 // caller's to close (Receive closes them itself only when it fails).
 func Receive(conn *net.UnixConn, msg []byte) (seg *Segment, extra []int, err error) {
@@ -74,7 +76,7 @@ func Receive(conn *net.UnixConn, msg []byte) (seg *Segment, extra []int, err err
 			return nil, nil, fmt.Errorf("shm: receive segment message: %w", err)
 		}
 	}
-	seg, err = Map(os.NewFile(uintptr(fds[0]), "shm-segment")) // Map closes fds[0]
+	seg, err = mapFile(os.NewFile(uintptr(fds[0]), "shm-segment"), true) // closes fds[0]
 	if err != nil {
 		closeFDs(fds[1:])
 		return nil, nil, err

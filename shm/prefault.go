@@ -53,6 +53,7 @@ type prefaulter struct {
 	next atomic.Int64 // the offset the goroutine reads next
 	quit atomic.Bool
 	done chan struct{}
+	lazy bool // nothing was read ahead (lazyPrefault)
 }
 
 // startPrefault populates the page tables of mem's head and reads it, and
@@ -74,6 +75,14 @@ func startPrefault(mem []byte) *prefaulter {
 			time.Sleep(time.Microsecond) // a pause for the others (above)
 		}
 	}()
+	return p
+}
+
+// lazyPrefault is the prefaulter of a mapping whose pages fault in at their
+// first touch (Options.Lazy): nothing runs, and finish reads it all.
+func lazyPrefault(mem []byte) *prefaulter {
+	p := &prefaulter{mem: mem, lazy: true, done: make(chan struct{})}
+	close(p.done)
 	return p
 }
 

@@ -29,6 +29,12 @@ type Options struct {
 	// FreeSpace reports free bytes in Dir; nil means StatfsFree. Tests
 	// inject a fake to exercise the "not enough space" path.
 	FreeSpace FreeSpaceFunc
+	// Lazy leaves the pages to fault in at their first touch instead of
+	// reading them all ahead (prefault.go): for segments of which a user
+	// may touch only the first pages, such as the small rings of a link
+	// that carries a Barrier, on a host where CPU time is what is scarce.
+	// Prefault still reads them all.
+	Lazy bool
 }
 
 // Segment is a mapped shared-memory file whose name is already gone. It is
@@ -74,6 +80,9 @@ func Create(size int, opt Options) (*Segment, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if opt.Lazy {
+		return &Segment{f: f, mem: mem, prefault: lazyPrefault(mem)}, nil
 	}
 	return &Segment{f: f, mem: mem, prefault: startPrefault(mem)}, nil
 }
@@ -146,9 +155,14 @@ func mapShared(fd, size int) ([]byte, error) {
 	return mem, nil
 }
 
-// Map maps a segment from a descriptor received from a peer. It takes
-// ownership of f (closing it once mapped: the mapping keeps the file alive).
-func Map(f *os.File) (*Segment, error) {
+// Map maps a segment from a descriptor received from a peer and reads its
+// pages ahead, as Create does. It takes ownership of f (closing it once
+// mapped: the mapping keeps the file alive).
+func Map(f *os.File) (*Segment, error) { return mapFile(f, false) }
+
+// mapFile is Map, with the pages left to fault in at their first touch
+// when lazy (Options.Lazy).
+func mapFile(f *os.File, lazy bool) (*Segment, error) {
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
@@ -160,6 +174,9 @@ func Map(f *os.File) (*Segment, error) {
 	mem, err := mapShared(int(f.Fd()), int(st.Size))
 	if err != nil {
 		return nil, err
+	}
+	if lazy {
+		return &Segment{mem: mem, prefault: lazyPrefault(mem)}, nil
 	}
 	return &Segment{mem: mem, prefault: startPrefault(mem)}, nil
 }
@@ -179,6 +196,18 @@ func (s *Segment) Prefault() {
 	defer s.mu.Unlock()
 	if s.mem != nil {
 		s.prefault.finish()
+	}
+}
+
+// ReadAhead starts reading the pages of a segment received lazily
+// (Receive) as Create and Map do: the head at once, the rest in the
+// background. It does nothing to a segment whose pages are already being
+// read, or after Close.
+func (s *Segment) ReadAhead() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mem != nil && s.prefault.lazy {
+		s.prefault = startPrefault(s.mem)
 	}
 }
 

@@ -31,7 +31,8 @@ type DialConfig struct {
 	// process_vm_readv alone: the link has no pipes for their heads.
 	NoPipes bool
 	// Segment is passed to shm.Create; its zero value creates in
-	// /dev/shm. Tests inject a fake free-space function through it.
+	// /dev/shm. Tests inject a fake free-space function through it, and
+	// Lazy leaves the pages of both sides to fault in at first touch.
 	Segment shm.Options
 }
 
@@ -106,7 +107,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	tx.PublishAddr() // before the listener can probe it
 	stop := deadlineFrom(ctx, conn)
 	defer stop()
-	msg := segMsg{capacity: capacity, channel: cfg.Channel, direct: !cfg.NoDirect}
+	msg := segMsg{capacity: capacity, channel: cfg.Channel, direct: !cfg.NoDirect, lazy: cfg.Segment.Lazy}
 	mine, theirs := noPipes, noPipes
 	if msg.direct && !cfg.NoPipes {
 		// Without pipes (out of descriptors) payloads are still read

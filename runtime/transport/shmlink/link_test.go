@@ -14,6 +14,7 @@ import (
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/linktest"
+	"github.com/hcclrun/hcclrun/shm"
 )
 
 // jobSeq makes every test's job id unique within the process, and the pid
@@ -85,13 +86,15 @@ func TestConformance(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		ringBytes int
+		lazy      bool
 	}{
-		{"default ring", 0},
-		{"4 KiB ring", 4 << 10},
+		{"default ring", 0, false},
+		{"4 KiB ring", 4 << 10, false},
+		{"lazy 64 KiB ring", 64 << 10, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			linktest.Run(t, func(t *testing.T) (transport.Link, transport.Link) {
-				l, d := pair(t, tt.ringBytes)
+				l, d := pairWith(t, DialConfig{RingBytes: tt.ringBytes, Segment: shm.Options{Lazy: tt.lazy}})
 				want := DefaultRingBytes
 				if tt.ringBytes != 0 {
 					want = tt.ringBytes

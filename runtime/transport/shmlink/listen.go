@@ -148,6 +148,9 @@ func (l *Listener) serve(conn *net.UnixConn) (*Link, int, error) {
 	for _, fd := range extra {
 		unix.Close(fd)
 	}
+	if err == nil && !m.lazy {
+		seg.ReadAhead()
+	}
 	if err == nil {
 		var rx, tx *shm.Ring
 		rx, tx, err = ringsOf(seg.Bytes(), m.capacity, false)

@@ -25,18 +25,20 @@ const setupTimeout = 10 * time.Second
 
 // segMsg is the message that carries the segment descriptor: a magic, the
 // ring capacity, the channel number, whether large payloads may go over
-// in place (direct.go) and whether the descriptors of the link's pipes
-// come with the segment's (splice.go). The listener cross-checks the
+// in place (direct.go), whether the descriptors of the link's pipes
+// come with the segment's (splice.go) and whether the segment's pages
+// fault in at first touch rather than being read ahead (shm.Options.Lazy:
+// both sides do as the dialer chose). The listener cross-checks the
 // capacity against what the rings in the segment say.
 const (
-	segMagic   = "HSM3"
-	segMsgSize = 4 + 8 + 4 + 1 + 1
+	segMagic   = "HSM4"
+	segMsgSize = 4 + 8 + 4 + 1 + 1 + 1
 	segAck     = 'k'
 )
 
 type segMsg struct {
-	capacity, channel int
-	direct, pipes     bool
+	capacity, channel   int
+	direct, pipes, lazy bool
 }
 
 func (m segMsg) encode() []byte {
@@ -50,11 +52,14 @@ func (m segMsg) encode() []byte {
 	if m.pipes {
 		b[17] = 1
 	}
+	if m.lazy {
+		b[18] = 1
+	}
 	return b
 }
 
 func decodeSegMsg(b []byte) (segMsg, error) {
-	if len(b) != segMsgSize || string(b[:4]) != segMagic || b[16] > 1 || b[17] > b[16] {
+	if len(b) != segMsgSize || string(b[:4]) != segMagic || b[16] > 1 || b[17] > b[16] || b[18] > 1 {
 		return segMsg{}, fmt.Errorf("bad segment message %q", b)
 	}
 	return segMsg{
@@ -62,6 +67,7 @@ func decodeSegMsg(b []byte) (segMsg, error) {
 		channel:  int(binary.LittleEndian.Uint32(b[12:])),
 		direct:   b[16] == 1,
 		pipes:    b[17] == 1,
+		lazy:     b[18] == 1,
 	}, nil
 }
 

@@ -68,6 +68,24 @@ func TestHostRingBytes(t *testing.T) {
 	}
 }
 
+func TestSegMsgRoundTrip(t *testing.T) {
+	for _, m := range []segMsg{
+		{capacity: 4 << 20},
+		{capacity: 64 << 10, channel: 3, direct: true, pipes: true, lazy: true},
+		{capacity: 1 << 20, direct: true, lazy: true},
+	} {
+		got, err := decodeSegMsg(m.encode())
+		if err != nil || got != m {
+			t.Errorf("decode(encode(%+v)) = %+v, %v", m, got, err)
+		}
+	}
+	b := segMsg{capacity: 4096}.encode()
+	b[18] = 2
+	if _, err := decodeSegMsg(b); err == nil {
+		t.Error("a lazy flag of 2 decoded")
+	}
+}
+
 func TestSocketName(t *testing.T) {
 	tests := []struct {
 		job  string
