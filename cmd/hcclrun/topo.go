@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -13,7 +14,7 @@ import (
 // topoCommand launches a job whose ranks (hcclrun itself, as topo-rank)
 // join, gather every rank's topology facts and print, from rank 0, what
 // they see: servers, ranks, the rank x rank matrix of link classes and the
-// NIC each rank uses.
+// NIC each rank uses, then the links a job's first calls open (openLinks).
 func topoCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "topo",
@@ -22,7 +23,9 @@ func topoCommand() *cli.Command {
 		Description: `Starts the ranks a job with the same options would get and prints, from
 rank 0, the servers they found, the ranks of each, a rank x rank matrix of
 link classes (shm within a server, tcp between servers, in the style of
-nvidia-smi topo -m) and the network interface and CPUs of every rank.`,
+nvidia-smi topo -m) and the network interface and CPUs of every rank; then
+which links the job's first collectives opened (links open on first use):
+how many per rank, the shared memory they hold, and a rank x rank matrix.`,
 		Flags:        launchFlags(),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -53,7 +56,7 @@ func topoRankCommand() *cli.Command {
 	}
 }
 
-func topoRank(ctx context.Context, w interface{ Write([]byte) (int, error) }) error {
+func topoRank(ctx context.Context, w io.Writer) error {
 	comm, err := hccl.Init(ctx)
 	if err != nil {
 		return err
@@ -68,7 +71,7 @@ func topoRank(ctx context.Context, w interface{ Write([]byte) (int, error) }) er
 			return err
 		}
 	}
-	if err := comm.Barrier(ctx); err != nil {
+	if err := openLinks(ctx, comm, w); err != nil {
 		return err
 	}
 	return comm.Close()
