@@ -244,7 +244,7 @@ func DefaultModel() Model {
 		Exchange:  1.1,
 		Crowd:     1500 * time.Nanosecond,
 		CrowdFrom: 2,
-		NetWake:  15 * time.Microsecond,
+		NetWake:   15 * time.Microsecond,
 		// Chosen together on cal36 (np 3 AllReduce over TCP at 128
 		// KiB: mesh, where one-shot measured 1.8 times it in cal32 to
 		// cal36; 220 -> 221 of 228 within 10%) and checked on cal35's

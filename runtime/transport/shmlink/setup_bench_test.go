@@ -50,7 +50,7 @@ func BenchmarkSetup(b *testing.B) {
 			}
 			b.StopTimer()
 			unix.Getrusage(unix.RUSAGE_SELF, &ru1)
-			cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano())
+			cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
 		})
 	}
