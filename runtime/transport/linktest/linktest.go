@@ -411,7 +411,12 @@ func blocked(t *testing.T, call func() error, release func()) error {
 		t.Logf("released after %v: %v", time.Since(start), err)
 		return err
 	case <-time.After(releaseWithin):
-		t.Fatalf("call still blocked %v after the release", releaseWithin)
+		// Wait for the call before failing: the cleanup closes the
+		// links, and a link's memory must not be unmapped under a call
+		// still running in it (that would crash the binary, not fail the
+		// test). The call's own context (opTimeout) bounds the wait.
+		t.Errorf("call still blocked %v after the release", releaseWithin)
+		t.Fatalf("released call ended %v after the release: %v", time.Since(start).Round(time.Millisecond), <-c)
 	}
 	return nil
 }
