@@ -470,18 +470,27 @@ func hostCPUs(serverCPUs int, cpuList string) int {
 }
 
 // waitPolicy says how a rank waiting on shared memory polls before it
-// sleeps. When every rank of the host has a CPU of its own it spins for
-// 200 us: a sleep costs tens of microseconds of wake-up latency. When the
-// host is oversubscribed a spinning rank would steal the core its peer
-// needs, so it does not spin at all (beyond a few looks) and yields the
-// processor between checks for 100 us (shm.SetYield says why and what was
-// measured). Dropping the 4 us spin it had before, six interleaved runs
-// each, medians: 8-byte AllReduce at np 4 on 2 cores 17.7 -> 16.0 us,
-// 64 KiB 111 -> 92 us, 8 bytes at np 3 13.4 -> 9.0 us. The
-// host's CPUs are hostCPUs'.
+// sleeps (docs/performance.md, "Waiting"). With a CPU for every rank of the
+// host it spins for 200 us: a sleep costs tens of microseconds of wake-up
+// latency. On an oversubscribed host a spinning rank would steal the core
+// its peer needs, so it does not spin and yields the processor between
+// checks for 100 us instead: the peer it waits for is often next in line
+// for this core. Beyond yieldCrowd ranks per CPU it goes to sleep at once:
+// there the yielders outnumber the ranks at work, and each yield hands the
+// core to another yielder rather than to a worker. The host's CPUs are
+// hostCPUs'.
 func waitPolicy(localSize, serverCPUs int, cpuList string) (spin, yield time.Duration) {
-	if localSize <= hostCPUs(serverCPUs, cpuList) {
+	cpus := hostCPUs(serverCPUs, cpuList)
+	switch {
+	case localSize <= cpus:
 		return 200 * time.Microsecond, 0
+	case localSize > yieldCrowd*cpus:
+		return 0, 0
 	}
 	return 0, 100 * time.Microsecond
 }
+
+// yieldCrowd is how many ranks per CPU a host may have for its waiters to
+// yield (waitPolicy); where the crossover lies was measured
+// (docs/performance.md, "Waiting").
+const yieldCrowd = 8

@@ -48,7 +48,7 @@ func TestReadTableFacts(t *testing.T) {
 
 // TestWaitPolicy: a rank bound to one CPU of a server whose ranks have a
 // CPU each spins (serverCPUs says so); it yields when the server's ranks
-// outnumber its CPUs, bound or not.
+// outnumber its CPUs, bound or not, and sleeps at once in a crowd.
 func TestWaitPolicy(t *testing.T) {
 	spinning := 200 * time.Microsecond
 	tests := []struct {
@@ -62,6 +62,11 @@ func TestWaitPolicy(t *testing.T) {
 		{"bound, oversubscribed", 4, 2, "1", false},
 		{"unbound, enough CPUs", 2, 0, "0-1", true},
 		{"unbound, oversubscribed", 4, 0, "0-1", false},
+	}
+	for _, n := range []int{2*yieldCrowd + 1, 256} {
+		if spin, yield := waitPolicy(n, 0, "0-1"); spin != 0 || yield != 0 {
+			t.Errorf("%d ranks on 2 CPUs: spin %v, yield %v; want to sleep at once", n, spin, yield)
+		}
 	}
 	for _, tt := range tests {
 		spin, yield := waitPolicy(tt.local, tt.serverCPUs, tt.cpuList)
