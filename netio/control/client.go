@@ -53,6 +53,11 @@ type Client struct {
 // Dialling retries while the connection is refused until ctx ends (the
 // launcher may not listen yet). log may be nil.
 func Dial(ctx context.Context, addr string, key []byte, rank, size int, log *slog.Logger) (*Client, error) {
+	return dial(ctx, addr, key, rank, size, log, nil)
+}
+
+// dial is Dial; wrap, when a test sets it, wraps the connection.
+func dial(ctx context.Context, addr string, key []byte, rank, size int, log *slog.Logger, wrap func(net.Conn) net.Conn) (*Client, error) {
 	if size <= 0 || rank < 0 || rank >= size {
 		return nil, fmt.Errorf("control: dial: rank %d of a job of %d", rank, size)
 	}
@@ -67,10 +72,16 @@ func Dial(ctx context.Context, addr string, key []byte, rank, size int, log *slo
 		conn.Close()
 		return nil, fmt.Errorf("control: rank %d: %s is not a control server (%v)", rank, addr, peer)
 	}
+	if wrap != nil {
+		conn = wrap(conn)
+	}
 	c := &Client{rank: rank, size: size, conn: conn, log: log,
 		pending: map[uint64]chan msg{}, done: make(chan struct{}),
 		readerUp: make(chan struct{}), stopBeat: make(chan struct{})}
-	r := bufio.NewReader(conn)
+	// Plain reads for the join, whose deadline follows ctx; patient ones
+	// from the welcome on, under the same bufio.Reader.
+	pr := &patientReader{conn: conn}
+	r := bufio.NewReader(pr)
 	welcome, err := c.join(ctx, r)
 	if err != nil {
 		conn.Close()
@@ -82,7 +93,8 @@ func Dial(ctx context.Context, addr string, key []byte, rank, size int, log *slo
 		conn.Close()
 		return nil, fmt.Errorf("control: rank %d: server sent heartbeat %v, lost after %v", rank, c.heartbeat, c.lostAfter)
 	}
-	go c.readLoop(r)
+	pr.wait, pr.grace = c.lostAfter, c.heartbeat
+	go c.readLoop(r, pr.silence())
 	go c.beatLoop()
 	return c, nil
 }
@@ -156,15 +168,15 @@ func (c *Client) finish(err error) {
 	})
 }
 
-func (c *Client) readLoop(r *bufio.Reader) {
+// readLoop reads the server's messages until the connection ends; r
+// reads through a patientReader that fails after silence.
+func (c *Client) readLoop(r *bufio.Reader, silence time.Duration) {
 	defer close(c.readerUp)
 	for {
-		c.conn.SetReadDeadline(time.Now().Add(c.lostAfter))
 		m, err := readMsg(r)
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				err = fmt.Errorf("no heartbeat for %v", c.lostAfter)
+			if isTimeout(err) {
+				err = fmt.Errorf("no heartbeat for %v", silence)
 			}
 			if c.leaving.Load() {
 				c.finish(ErrClosed)

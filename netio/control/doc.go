@@ -5,7 +5,9 @@
 // The service is a key-value store whose Get waits for the key to be put,
 // named barriers over all ranks, an abort broadcast, and liveness: both
 // sides send a heartbeat every HeartbeatInterval, and a side that hears
-// nothing for LostAfter declares the other lost. A rank publishes its
+// nothing for LostAfter declares the other lost (hcclrun sets LostAfter
+// from HCCL_HEARTBEAT_TIMEOUT; the default is DefaultLostAfter, 10 s, and
+// the server tells every rank its value). A rank publishes its
 // endpoints and topology facts with Put, reads its peers' with Get, meets
 // them in a Barrier, and learns through Done that the job is over when any
 // rank or the launcher aborts or the launcher disappears.
@@ -18,6 +20,16 @@
 // explanation of a timed-out collective: which ranks are STUCK (alive,
 // heartbeating, behind), LOST (disconnected or silent for more than two
 // heartbeats), LEFT or NOT JOINED.
+//
+// Reads are patient: a reader whose deadline passed while it was not
+// scheduled (an oversubscribed host) would otherwise take its own lateness
+// for the peer's silence, since Go fails a Read past its deadline without
+// looking at the socket. So a timeout counts only when one more read,
+// allowed one HeartbeatInterval, also finds nothing: a live peer's
+// heartbeats are in the buffer and are read at once, a silent peer is
+// lost after LostAfter plus that grace. A peer whose process dies is not
+// waited for: its socket closes and the read fails at once. The retry is
+// under the bufio.Reader, so no message is cut (patient.go).
 //
 // Every connection starts with netio's handshake (the job key), then
 // carries length-prefixed binary messages capped at MaxValueSize plus a

@@ -3,7 +3,6 @@ package control
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,12 +13,13 @@ import (
 )
 
 // Defaults of ServerConfig's liveness knobs. Half a second of heartbeat
-// costs nothing; three seconds of silence is far longer than any pause a
-// healthy process takes (GC, a loaded 2-core machine) and short enough
-// that a rank notices a dead launcher before a user reaches for kill.
+// costs nothing. Ten seconds of silence outlasts the pauses of a healthy
+// rank on an oversubscribed host (64 ranks on 2 cores: its beat loop may
+// not run for seconds), and costs only frozen or cut-off peers: a process
+// that dies closes its socket, which is noticed at once.
 const (
 	DefaultHeartbeatInterval = 500 * time.Millisecond
-	DefaultLostAfter         = 3 * time.Second
+	DefaultLostAfter         = 10 * time.Second
 )
 
 // sendQueue is how many messages may wait for one slow rank before the
@@ -39,11 +39,17 @@ type ServerConfig struct {
 	// HeartbeatInterval and LostAfter apply to both directions: the
 	// server tells each client its values when it admits it. Zero means
 	// the default.
+	// A side is lost after LostAfter of silence plus one
+	// HeartbeatInterval: a reader that finds its deadline passed looks at
+	// the socket once more before it believes it (patient.go).
 	HeartbeatInterval time.Duration
 	LostAfter         time.Duration
 	// AbortOnLost makes the server abort the job (origin: the lost rank)
 	// as soon as a rank is lost, without waiting for the launcher.
 	AbortOnLost bool
+
+	// wrap, when set by a test, wraps every accepted connection.
+	wrap func(net.Conn) net.Conn
 }
 
 // Server is the control service of one job. Its methods are safe for
@@ -278,11 +284,15 @@ func (s *Server) writeLoop(rc *rankConn) {
 // ends.
 func (s *Server) serveConn(conn net.Conn, hello netio.Hello) {
 	defer s.wg.Done()
+	if s.cfg.wrap != nil {
+		conn = s.cfg.wrap(conn)
+	}
 	// Close ends this connection whatever phase it is in.
 	stop := context.AfterFunc(s.ctx, func() { conn.Close() })
 	defer stop()
 	remote := conn.RemoteAddr().String()
-	r := bufio.NewReader(conn)
+	pr := &patientReader{conn: conn, wait: s.cfg.LostAfter, grace: s.cfg.HeartbeatInterval}
+	r := bufio.NewReader(pr)
 	refuse := func(why string) {
 		s.log.Warn("control: refused connection", "remote", remote, "hello", hello.String(), "why", why)
 		b, _ := appendMsg(nil, &msg{Type: tRefuse, Text: why})
@@ -294,7 +304,6 @@ func (s *Server) serveConn(conn net.Conn, hello netio.Hello) {
 		refuse(fmt.Sprintf("a %v connection on the control port", hello.Purpose))
 		return
 	}
-	conn.SetReadDeadline(time.Now().Add(s.cfg.LostAfter))
 	m, err := readMsg(r)
 	if err != nil || m.Type != tJoin {
 		refuse(fmt.Sprintf("no join message (%v)", err))
@@ -336,12 +345,10 @@ func (s *Server) serveConn(conn net.Conn, hello netio.Hello) {
 
 	left := false
 	for !left {
-		conn.SetReadDeadline(time.Now().Add(s.cfg.LostAfter))
 		m, err := readMsg(r)
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				err = fmt.Errorf("no heartbeat for %v", s.cfg.LostAfter)
+			if isTimeout(err) {
+				err = fmt.Errorf("no heartbeat for %v", pr.silence())
 			}
 			rc.kill(fmt.Errorf("control: rank %d (%s): %w", rank, remote, err))
 			break
