@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/netio/control"
@@ -37,23 +38,27 @@ type controlEvent struct {
 }
 
 type controlConfig struct {
-	listen string
-	jobID  string
-	key    netio.Key
-	size   int
-	log    *slog.Logger
+	listen    string
+	jobID     string
+	key       netio.Key
+	size      int
+	lostAfter time.Duration // HCCL_HEARTBEAT_TIMEOUT; 0: the control plane's default
+	log       *slog.Logger
 }
 
 // startControl starts the job's control-plane server (netio/control) on
 // cfg.listen and serves it until Close. The server does not abort on its
 // own when a rank is lost: the launcher decides, because it also sees the
-// rank's process and can tell a crash (exit status) from a hang.
+// rank's process and can tell a crash (exit status) from a hang. A rank
+// silent for cfg.lostAfter reaches the supervisor as eventLost, like a
+// dropped connection.
 func startControl(_ context.Context, cfg controlConfig) (controlPlane, error) {
 	srv, err := control.NewServer(control.ServerConfig{
-		Addr: cfg.listen,
-		Key:  cfg.key,
-		Size: cfg.size,
-		Log:  demoted(cfg.log).With("job", cfg.jobID),
+		Addr:      cfg.listen,
+		Key:       cfg.key,
+		Size:      cfg.size,
+		LostAfter: cfg.lostAfter,
+		Log:       demoted(cfg.log).With("job", cfg.jobID),
 	})
 	if err != nil {
 		return nil, err

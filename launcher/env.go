@@ -1,8 +1,12 @@
 package launcher
 
 import (
+	"math"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio/control"
 )
 
 // Names of the variables every rank gets (DESIGN.md, "Environment of every
@@ -20,6 +24,41 @@ const (
 	EnvJobID          = "HCCL_JOB_ID"
 	EnvJobKey         = "HCCL_JOB_KEY" // the secret: never print or log it
 )
+
+// EnvHeartbeatTimeout is the one variable the launcher reads for itself:
+// how long a side of the control plane may be silent, in seconds, before
+// the other declares it lost (control.ServerConfig.LostAfter; the server
+// passes it on to every rank).
+const EnvHeartbeatTimeout = "HCCL_HEARTBEAT_TIMEOUT"
+
+// maxHeartbeatTimeout bounds HCCL_HEARTBEAT_TIMEOUT: the wire carries it
+// in 32-bit milliseconds, and a day is already longer than anyone waits
+// for a frozen rank.
+const maxHeartbeatTimeout = 24 * time.Hour
+
+// heartbeatTimeout returns HCCL_HEARTBEAT_TIMEOUT as the ranks see it: the
+// value of the last -x entry that sets it (exports, resolved), else the
+// launcher's own (lookup); 0, the control plane's default, when neither
+// does. It is seconds, as HCCL_EXEC_TIMEOUT and HCCL_CONNECT_TIMEOUT are,
+// and must exceed the heartbeat interval: anything else is a usage error.
+func heartbeatTimeout(exports []string, lookup func(string) (string, bool)) (time.Duration, error) {
+	s, _ := lookup(EnvHeartbeatTimeout)
+	for _, kv := range exports {
+		if name, value, _ := strings.Cut(kv, "="); name == EnvHeartbeatTimeout {
+			s = value
+		}
+	}
+	if s == "" {
+		return 0, nil
+	}
+	secs, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	d := time.Duration(secs * float64(time.Second))
+	if err != nil || math.IsNaN(secs) || secs > maxHeartbeatTimeout.Seconds() || d <= control.DefaultHeartbeatInterval {
+		return 0, usagef("%s=%q: want seconds above %g (the heartbeat interval) and at most %g, e.g. 10",
+			EnvHeartbeatTimeout, s, control.DefaultHeartbeatInterval.Seconds(), maxHeartbeatTimeout.Seconds())
+	}
+	return d, nil
+}
 
 // RankIdentity is where one rank sits in its job.
 type RankIdentity struct {

@@ -75,7 +75,8 @@ func (j *Job) runPlaced(ctx context.Context) error {
 }
 
 // prepare does what comes before the first rank: the -x variables, the job
-// id and key, the control plane, and the rank table that names it.
+// id and key, the control plane (with HCCL_HEARTBEAT_TIMEOUT), and the rank
+// table that names it.
 func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 	exports, missing, err := ExportEnv(r.Export, os.LookupEnv)
 	if err != nil {
@@ -85,6 +86,10 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 		r.log.Warn("-x: variable not set in the launcher's environment, not exported", "name", name)
 	}
 	r.exports = exports
+	lostAfter, err := heartbeatTimeout(exports, os.LookupEnv)
+	if err != nil {
+		return nil, nil, err
+	}
 	jobID := r.JobID
 	if jobID == "" {
 		if jobID, err = newJobID(); err != nil {
@@ -100,7 +105,7 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 		listen = DefaultControlListen
 	}
 	ctl, err := startControl(ctx, controlConfig{
-		listen: listen, jobID: jobID, key: key, size: len(r.slots), log: r.log,
+		listen: listen, jobID: jobID, key: key, size: len(r.slots), lostAfter: lostAfter, log: r.log,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start control plane on %s: %w", listen, err)

@@ -74,6 +74,8 @@
 // one timer per communicator; when it fires the error names the call, its
 // number and the ranks that have not arrived, STUCK or LOST, from the
 // progress every rank reports in its heartbeats.
+// HCCL_HEARTBEAT_TIMEOUT (seconds, default 10) is read by hcclrun, not here:
+// a rank silent on the control plane for that long is declared lost.
 //
 // # Concurrency and ordering
 //

@@ -28,6 +28,12 @@ names), serves the job's control plane, relays their output, and brings the
 whole job down as soon as one rank fails. Option parsing stops at PROGRAM:
 everything after it reaches every rank untouched.
 
+HCCL_HEARTBEAT_TIMEOUT (seconds, default 10), in hcclrun's environment or
+given with -x, is how long a rank may be silent on the control plane before
+it is declared lost and the job brought down. A rank that dies is noticed at
+once; the timeout catches a frozen one (HCCL_EXEC_TIMEOUT catches a stuck
+collective sooner).
+
 Exit status: 0 when every rank exited 0; otherwise the first failed rank's
 code (128+n when signal n killed it), 124 when --timeout expired, 128+n when
 hcclrun itself got signal n, 2 for a usage error, 126/127 when PROGRAM cannot
