@@ -18,16 +18,19 @@ import (
 //     2 s with ErrTimeout naming the call, its number and the stopped rank
 //     (LOST, since it is silent; STUCK if its last heartbeat is recent).
 //   - Without an exec timeout the control plane's lost-rank detection
-//     (heartbeats, 3 s) must still end the job: the survivors get
-//     ErrAborted naming the lost rank, and so does hcclrun's summary.
+//     must still end the job: the survivors get ErrAborted naming the lost
+//     rank, and so does hcclrun's summary. HCCL_HEARTBEAT_TIMEOUT=3 (the
+//     default is 10 s) bounds it: lost 3 s after its last heartbeat plus
+//     the 0.5 s grace, and the bound would fail if hcclrun ignored it.
 func TestRankStopped(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		env      []string
-		min, max time.Duration // time from SIGSTOP to the survivors' errors
+		name        string
+		env         []string
+		execTimeout bool
+		min, max    time.Duration // time from SIGSTOP to the survivors' errors
 	}{
-		{"exec timeout", []string{"HCCL_EXEC_TIMEOUT=2"}, 1500 * time.Millisecond, 4 * time.Second},
-		{"no exec timeout", nil, 2500 * time.Millisecond, 6 * time.Second},
+		{"exec timeout", []string{"HCCL_EXEC_TIMEOUT=2"}, true, 1500 * time.Millisecond, 4 * time.Second},
+		{"no exec timeout", []string{"HCCL_HEARTBEAT_TIMEOUT=3"}, false, 2500 * time.Millisecond, 6 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seed := testSeed(t)
@@ -64,7 +67,7 @@ func TestRankStopped(t *testing.T) {
 				if d < tc.min || d > tc.max {
 					t.Errorf("rank %d failed %v after SIGSTOP, want within [%v, %v]", r, d, tc.min, tc.max)
 				}
-				if tc.env != nil {
+				if tc.execTimeout {
 					// Every survivor's error carries the timeout's words:
 					// its own, or the first one's inside ErrAborted. The
 					// call is the loop's AllReduce or, one call in 17,
@@ -75,9 +78,15 @@ func TestRankStopped(t *testing.T) {
 					case !call.MatchString(e.msg) || e.class != "timeout" && e.class != "aborted":
 						t.Errorf("rank %d: %s %q, want a timeout naming the call", r, e.class, e.msg)
 					case !who.MatchString(e.msg):
-						// Seen 1 run in ~5: the rank's status query loses a
-						// race with the first timeout's abort (see the
-						// suite's report). Strict with the known defects on.
+						// The race this was logged for, the rank's status
+						// query failing on the first timeout's abort, is
+						// handled in runtime/exectimeout.go: the rank waits
+						// for the abort and reports it, in the first rank's
+						// words. Left open: a host so starved that the
+						// abort is not recorded within that wait (abortGrace)
+						// or the query's second; the rank then says the
+						// control plane could not say. Strict with the
+						// known defects on.
 						report := t.Logf
 						if os.Getenv("FAULTSUITE_KNOWN_DEFECTS") == "1" {
 							report = t.Errorf
@@ -93,7 +102,7 @@ func TestRankStopped(t *testing.T) {
 					t.Errorf("rank %d: %s %q, want ErrAborted saying %q", r, e.class, e.msg, want)
 				}
 			}
-			if tc.env != nil {
+			if tc.execTimeout {
 				if timeouts == 0 || named == 0 {
 					t.Errorf("%d survivors reported ErrTimeout, %d named rank %d; want at least one of each", timeouts, named, victim)
 				}
