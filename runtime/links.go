@@ -100,7 +100,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		peerFacts: make(map[int]topo.Facts),
 		done:      make(chan struct{}),
 	}
-	spin, yield := waitPolicy(job.LocalSize, serverCPUs, facts.CPUs)
+	spin, yield, wake := waitPolicy(job.LocalSize, serverCPUs, facts.CPUs)
 	tcplink.SetSpin(spin)
 	if !knobs.ShmDisable && job.Size > 1 {
 		if err := checkShmSpace(job.LocalSize, m.ringBytes); err != nil {
@@ -109,7 +109,8 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		}
 		shm.SetSpin(spin)
 		shm.SetYield(yield)
-		shmlink.SetShare(yield == 0) // a core for each rank: see SetShare
+		shm.SetWakePeriod(wake)
+		shmlink.SetShare(spin > 0) // a core for each rank: see SetShare
 		m.poll = executor.Poll{Spin: spin, Yield: yield, Relax: shm.Pause, YieldProcessor: shm.Yield}
 		if m.shm, err = shmlink.Listen(job.JobID, job.Rank, job.Key, log); err != nil {
 			tcp.Close()
@@ -475,19 +476,21 @@ func hostCPUs(serverCPUs int, cpuList string) int {
 // latency. On an oversubscribed host a spinning rank would steal the core
 // its peer needs, so it does not spin and yields the processor between
 // checks for 100 us instead: the peer it waits for is often next in line
-// for this core. Beyond yieldCrowd ranks per CPU it goes to sleep at once:
-// there the yielders outnumber the ranks at work, and each yield hands the
-// core to another yielder rather than to a worker. The host's CPUs are
-// hostCPUs'.
-func waitPolicy(localSize, serverCPUs int, cpuList string) (spin, yield time.Duration) {
+// for this core. Beyond yieldCrowd ranks per CPU it goes to sleep at once,
+// and sleeps up to shm.CrowdWakePeriod between looks: there the yielders
+// outnumber the ranks at work, each yield handing the core to another
+// yielder rather than to a worker, and the periodic wakes of hundreds of
+// sleepers cost the workers their CPU. wake is the sleepers' period
+// (shm.SetWakePeriod). The host's CPUs are hostCPUs'.
+func waitPolicy(localSize, serverCPUs int, cpuList string) (spin, yield, wake time.Duration) {
 	cpus := hostCPUs(serverCPUs, cpuList)
 	switch {
 	case localSize <= cpus:
-		return 200 * time.Microsecond, 0
+		return 200 * time.Microsecond, 0, shm.WakePeriod
 	case localSize > yieldCrowd*cpus:
-		return 0, 0
+		return 0, 0, shm.CrowdWakePeriod
 	}
-	return 0, 100 * time.Microsecond
+	return 0, 100 * time.Microsecond, shm.WakePeriod
 }
 
 // yieldCrowd is how many ranks per CPU a host may have for its waiters to

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/ranktable"
+	"github.com/hcclrun/hcclrun/shm"
 )
 
 func TestReadTableFacts(t *testing.T) {
@@ -64,12 +65,15 @@ func TestWaitPolicy(t *testing.T) {
 		{"unbound, oversubscribed", 4, 0, "0-1", false},
 	}
 	for _, n := range []int{2*yieldCrowd + 1, 256} {
-		if spin, yield := waitPolicy(n, 0, "0-1"); spin != 0 || yield != 0 {
-			t.Errorf("%d ranks on 2 CPUs: spin %v, yield %v; want to sleep at once", n, spin, yield)
+		if spin, yield, wake := waitPolicy(n, 0, "0-1"); spin != 0 || yield != 0 || wake != shm.CrowdWakePeriod {
+			t.Errorf("%d ranks on 2 CPUs: spin %v, yield %v, wake %v; want to sleep at once, for up to %v", n, spin, yield, wake, shm.CrowdWakePeriod)
 		}
 	}
 	for _, tt := range tests {
-		spin, yield := waitPolicy(tt.local, tt.serverCPUs, tt.cpuList)
+		spin, yield, wake := waitPolicy(tt.local, tt.serverCPUs, tt.cpuList)
+		if wake != shm.WakePeriod {
+			t.Errorf("%s: wake period %v, want %v", tt.name, wake, shm.WakePeriod)
+		}
 		if got := spin == spinning && yield == 0; got != tt.spins {
 			t.Errorf("%s: spin %v, yield %v; want spinning %v", tt.name, spin, yield, tt.spins)
 		}

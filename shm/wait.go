@@ -15,6 +15,25 @@ import (
 // the ring, which wakes the sleeper at once.
 const WakePeriod = 50 * time.Millisecond
 
+// CrowdWakePeriod is the wake period of a process that sets it
+// (SetWakePeriod) for a crowded host: there every periodic wake of every
+// sleeping rank costs the others CPU time (a wake-up, and the Go runtime's
+// system monitor polling for a millisecond after it), while a sleeper is
+// still woken at once by its peer, by Close or Abort, and by its context
+// (which a waiter of a long period registers to be woken by).
+const CrowdWakePeriod = time.Second
+
+// wakePeriod is the period waiters of this process sleep for at most
+// (nanoseconds): WakePeriod unless SetWakePeriod.
+var wakePeriod atomic.Int64
+
+func init() { wakePeriod.Store(int64(WakePeriod)) }
+
+// SetWakePeriod sets how long waiters of this process sleep in the kernel
+// at most between looks at the ring (WakePeriod by default, at least it).
+// The process that owns the ranks decides, as for SetSpin.
+func SetWakePeriod(d time.Duration) { wakePeriod.Store(int64(max(d, WakePeriod))) }
+
 // spinFor is how long a waiter polls before it sleeps (nanoseconds). A
 // commit by a peer running on another core shows up within a fraction of a
 // microsecond, while a sleep costs a futex round trip and, worse, the
@@ -141,6 +160,17 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 	if s.wantWord != nil {
 		s.wantWord.Store(s.want)
 	}
+	period := time.Duration(wakePeriod.Load())
+	if period > WakePeriod && ctx.Done() != nil {
+		// A long sleep would notice the context late: let its end wake
+		// the sleeper (and any other sleeper on the word, which looks
+		// again and sleeps on).
+		stop := context.AfterFunc(ctx, func() {
+			s.ev.Add(1)
+			futexWakeUp(s.ev, 1<<30)
+		})
+		defer stop()
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -154,12 +184,12 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 			s.waiting.Store(0)
 			return nil
 		}
-		futexSleep(s.ev, seen, WakePeriod)
+		futexSleep(s.ev, seen, period)
 		s.waiting.Store(0)
 		if s.ev.Load() != seen || s.counter.Load() >= s.want || (s.also != nil && s.also()) {
 			return nil
 		}
-		if progress() && time.Since(start) > WakePeriod {
+		if progress() && time.Since(start) > period {
 			// Progress, but less than wanted, for a whole period: let
 			// the caller take what there is.
 			return nil

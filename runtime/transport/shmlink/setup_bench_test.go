@@ -7,15 +7,26 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hcclrun/hcclrun/shm"
 )
 
 // BenchmarkSetup opens and closes one link, both ends in this process,
-// for several ring sizes: what a link costs to set up (handshake,
+// for several ring sizes, read ahead (warmed whole) or lazy (nothing
+// touched beyond the headers): what a link costs to set up (handshake,
 // segment, prefault, probes), in wall time and in CPU time of the
 // process (cpu-us/op), which is what oversubscribed ranks pay.
 func BenchmarkSetup(b *testing.B) {
-	for _, ring := range []int{64 << 10, 256 << 10, 1 << 20, 4 << 20} {
-		b.Run(fmt.Sprintf("ring=%dKiB", ring>>10), func(b *testing.B) {
+	for _, c := range []struct {
+		ring int
+		lazy bool
+	}{{64 << 10, false}, {256 << 10, false}, {1 << 20, false}, {4 << 20, false}, {128 << 10, true}, {1 << 20, true}} {
+		ring := c.ring
+		name := fmt.Sprintf("ring=%dKiB", ring>>10)
+		if c.lazy {
+			name += "/lazy"
+		}
+		b.Run(name, func(b *testing.B) {
 			key := make([]byte, 32)
 			job := fmt.Sprintf("bench-setup-%d-%d", ring, time.Now().UnixNano())
 			ln, err := Listen(job, 0, key, nil)
@@ -36,14 +47,18 @@ func BenchmarkSetup(b *testing.B) {
 					}
 					done <- l
 				}()
-				d, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ring})
+				d, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ring, Segment: shm.Options{Lazy: c.lazy}})
 				if err != nil {
 					b.Fatal(err)
 				}
 				a := <-done
-				d.Warm()
+				if !c.lazy {
+					d.Warm()
+				}
 				if a != nil {
-					a.Warm()
+					if !c.lazy {
+						a.Warm()
+					}
 					a.Close()
 				}
 				d.Close()
