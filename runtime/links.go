@@ -45,13 +45,16 @@ type linkManager struct {
 	// rings, a rank opens many links that carry little (a dissemination
 	// Barrier's), and reading them all ahead was most of its CPU time.
 	lazyRings bool
-	noDirect  bool                // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
-	pipeBytes int                 // asked of each pipe of an shm link (shmlink.PipeBytes)
-	noPipes   bool                // in-place reads without pipes (pipesOff)
-	dataOpts  netio.SocketOptions // of the TCP data links (congestion.go)
-	facts     topo.Facts          // this rank's
-	log       *slog.Logger
-	poll      executor.Poll // how the executor waits for several small receives, from the wait policy
+	// shmFallbacks counts the links to ranks of this host that went over
+	// TCP because shared memory failed.
+	shmFallbacks atomic.Int32
+	noDirect     bool                // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
+	pipeBytes    int                 // asked of each pipe of an shm link (shmlink.PipeBytes)
+	noPipes      bool                // in-place reads without pipes (pipesOff)
+	dataOpts     netio.SocketOptions // of the TCP data links (congestion.go)
+	facts        topo.Facts          // this rank's
+	log          *slog.Logger
+	poll         executor.Poll // how the executor waits for several small receives, from the wait policy
 
 	mu    sync.Mutex
 	links map[int]transport.Link
@@ -373,7 +376,13 @@ func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error
 			if ctx.Err() != nil {
 				return nil, err
 			}
-			m.log.Warn("shared memory to a rank of this host failed, using TCP", "peer", peer, "err", err)
+			// The first fallback is worth a warning; the next ones
+			// (a full /dev/shm fails every link after it) only repeat it.
+			if m.shmFallbacks.Add(1) == 1 {
+				m.log.Warn("shared memory to a rank of this host failed, using TCP (later links that fall back are logged at TRACE)", "peer", peer, "err", err)
+			} else {
+				m.log.Debug("shared memory to a rank of this host failed, using TCP", "peer", peer, "err", err)
+			}
 		}
 	}
 	addr, err := m.ctl.Get(ctx, dataKey(peer))

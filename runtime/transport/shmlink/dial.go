@@ -66,6 +66,11 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
+	// Before the peer is disturbed: a full /dev/shm fails here, not
+	// after the handshake with a dropped connection on the peer's side.
+	if err := shm.CheckSpace(segmentDir(cfg.Segment), uint64(2*shm.RingBytes(capacity)), cfg.Segment.FreeSpace); err != nil {
+		return nil, err
+	}
 
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", addr)
@@ -159,4 +164,12 @@ func ctxOr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%w)", cerr, err)
 	}
 	return err
+}
+
+// segmentDir is the tmpfs shm.Create puts a segment of opt in.
+func segmentDir(opt shm.Options) string {
+	if opt.Dir != "" {
+		return opt.Dir
+	}
+	return shm.DefaultDir
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -101,7 +102,14 @@ func (l *Listener) setup(conn *net.UnixConn) {
 	link, peer, err := l.serve(conn)
 	if err != nil {
 		conn.Close()
-		if l.ctx.Err() == nil {
+		var gaveUp *dialerGaveUp
+		switch {
+		case l.ctx.Err() != nil:
+		case errors.As(err, &gaveUp):
+			// An authenticated rank that hung up before the segment
+			// came (its /dev/shm full, say) says why itself.
+			l.log.Debug("shmlink: a rank gave up its link", "rank", l.rank, "peer", gaveUp.peer, "err", gaveUp.err)
+		default:
 			l.log.Warn("shmlink: dropped a connection", "rank", l.rank, "addr", l.addr, "err", err)
 		}
 		return
@@ -133,6 +141,9 @@ func (l *Listener) serve(conn *net.UnixConn) (*Link, int, error) {
 	msg := make([]byte, segMsgSize)
 	seg, extra, err := shm.Receive(conn, msg)
 	if err != nil {
+		if errors.Is(err, io.EOF) && ctx.Err() == nil {
+			return nil, 0, &dialerGaveUp{peer: peer, err: err}
+		}
 		return nil, 0, fmt.Errorf("rank %d: %w", peer, ctxOr(ctx, err))
 	}
 	p := noPipes
@@ -192,4 +203,15 @@ func (l *Listener) Close() error {
 		l.wg.Wait()
 	})
 	return err
+}
+
+// dialerGaveUp is a set-up that an authenticated peer ended by hanging up
+// before it sent the segment.
+type dialerGaveUp struct {
+	peer int
+	err  error
+}
+
+func (e *dialerGaveUp) Error() string {
+	return fmt.Sprintf("rank %d hung up before sending the segment: %v", e.peer, e.err)
 }

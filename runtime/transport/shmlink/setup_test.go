@@ -327,3 +327,42 @@ func TestChannelIsCarried(t *testing.T) {
 		t.Errorf("accepted peer %d channel %d ring %d", peer, link.Channel(), link.RingBytes())
 	}
 }
+
+// TestGivingUpIsQuiet: a rank that authenticates and then hangs up before
+// sending its segment (its /dev/shm full: it falls back to TCP and says
+// so itself) is not warned about by the listener, while a stranger still
+// is.
+func TestGivingUpIsQuiet(t *testing.T) {
+	ctx := testCtx(t, 30*time.Second)
+	job, key := newJobID(), newKey(t)
+	logs := &syncbuf.Buffer{}
+	ln, err := Listen(job, 0, key, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("unix", ln.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := netio.Handshake(ctx, c, key, netio.RoleClient, netio.Hello{Purpose: netio.PurposeShm, Rank: 1}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	stranger, err := net.Dial("unix", ln.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger.Write([]byte("not a handshake at all, but long enough to be read"))
+	stranger.Close()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		out := logs.String()
+		if strings.Contains(out, "gave up its link") && strings.Contains(out, "dropped a connection") {
+			if strings.Count(out, "level=WARN") != 1 {
+				t.Errorf("want one warning (the stranger's):\n%s", out)
+			}
+			return
+		}
+	}
+	t.Fatalf("no log of the rank that gave up and of the stranger:\n%s", logs.String())
+}
