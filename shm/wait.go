@@ -163,14 +163,21 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 	period := time.Duration(wakePeriod.Load())
 	if period > WakePeriod && ctx.Done() != nil {
 		// A long sleep would notice the context late: let its end wake
-		// the sleeper (and any other sleeper on the word, which looks
-		// again and sleeps on).
-		stop := context.AfterFunc(ctx, func() {
-			s.ev.Add(1)
-			futexWakeUp(s.ev, 1<<30)
-		})
-		defer stop()
+		// the sleeper. This costs an allocation per sleep, where the
+		// crowd's sleeps are long and a wake-up dearer than it.
+		stop := r.wakeWhenDone(ctx)
+		err := r.sleep(ctx, s, progress, start, period)
+		stop()
+		return err
 	}
+	return r.sleep(ctx, s, progress, start, period)
+}
+
+// sleep is wait's last phase: it sleeps in the futex, period at a time,
+// until s's counter reaches its want, the ring closes or ctx ends; after a
+// whole period that brought progress short of the want, it returns for the
+// caller to take what there is. start is when the wait began.
+func (r *Ring) sleep(ctx context.Context, s *sleeper, progress func() bool, start time.Time, period time.Duration) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -195,6 +202,15 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 			return nil
 		}
 	}
+}
+
+// wakeWhenDone wakes every sleeper on the ring, both sides, once ctx
+// ends, until the returned stop is called; the woken look again, and
+// sleep on if their wait is not over. It takes the ring and not the
+// sleeper's word: a closure holding the word would take the sleeper, and
+// the closures it holds, to the heap on every wait.
+func (r *Ring) wakeWhenDone(ctx context.Context) (stop func() bool) {
+	return context.AfterFunc(ctx, r.wakeAll)
 }
 
 // ready reports whether the side can proceed at all, reading the other
