@@ -84,6 +84,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	if err != nil {
 		return nil, err
 	}
+	ring := ringBytesFor(knobs.BuffSize, job.LocalSize)
 	me := netio.Hello{Purpose: netio.PurposeData, Rank: uint32(job.Rank)}
 	tcp, err := netio.Listen(net.JoinHostPort(ip, "0"), job.Key, me, log)
 	if err != nil {
@@ -91,8 +92,8 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	}
 	m := &linkManager{
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
-		ringBytes: shmlink.HostRingBytes(knobs.BuffSize, job.LocalSize),
-		lazyRings: shmlink.HostRingBytes(knobs.BuffSize, job.LocalSize) < shmlink.HostRingBytes(knobs.BuffSize, 2),
+		ringBytes: ring,
+		lazyRings: ring < shmlink.HostRingBytes(knobs.BuffSize, 2),
 		noDirect:  knobs.shmDirect() == directNone, facts: facts,
 		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: pipesOff(knobs, job.LocalSize, log),
 		dataOpts:  netio.SocketOptions{Congestion: congestion},
@@ -445,6 +446,18 @@ func (m *linkManager) stop(release bool) error {
 	}
 	m.acceptDone.Wait()
 	return errors.Join(errs...)
+}
+
+// ringBytesFor is the ring of each shm link of a host of localSize ranks
+// when HCCL_BUFFSIZE asks for buffSize: shrunk on a crowded host
+// (shmlink.HostRingBytes) and to let a full mesh fit in half of what
+// /dev/shm has free (shmlink.FitRingBytes).
+func ringBytesFor(buffSize, localSize int) int {
+	ring := shmlink.HostRingBytes(buffSize, localSize)
+	if free, err := shm.StatfsFree(shm.DefaultDir); err == nil {
+		ring = shmlink.FitRingBytes(ring, localSize, free)
+	}
+	return ring
 }
 
 // checkShmSpace fails Init with an actionable message when /dev/shm cannot

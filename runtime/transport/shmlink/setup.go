@@ -117,6 +117,27 @@ func HostRingBytes(ringBytes, localRanks int) int {
 	return max(1<<(bits.Len(uint(share))-1), MinHostRingBytes)
 }
 
+// FitRingBytes shrinks ringBytes (a HostRingBytes result) until the links
+// of a full mesh between localRanks ranks, two rings each, would take at
+// most half of free bytes of /dev/shm: a job that opens every link
+// (AlltoAll) then keeps them all in shared memory instead of sending the
+// ones that do not fit over TCP, and leaves room for other jobs. It never
+// goes below MinHostRingBytes (links that still do not fit go over TCP),
+// nor changes a ring already that small.
+func FitRingBytes(ringBytes, localRanks int, free uint64) int {
+	if localRanks < 2 || ringBytes <= MinHostRingBytes {
+		return ringBytes
+	}
+	fit := free / 2 / (uint64(localRanks) * uint64(localRanks-1))
+	if uint64(ringBytes) <= fit {
+		return ringBytes
+	}
+	if fit < MinHostRingBytes {
+		return MinHostRingBytes
+	}
+	return 1 << (bits.Len64(fit) - 1)
+}
+
 // SegmentBytes returns the shared memory one link takes for a requested
 // RingBytes, so that the runtime can check /dev/shm for all its links at
 // once (shm.CheckSpace) before dialling any.

@@ -86,6 +86,31 @@ func TestSegMsgRoundTrip(t *testing.T) {
 	}
 }
 
+func TestFitRingBytes(t *testing.T) {
+	tests := []struct {
+		ring, ranks int
+		free        uint64
+		want        int
+	}{
+		{4 << 20, 2, 1 << 30, 4 << 20},           // plenty
+		{4 << 20, 8, 64 << 20, 512 << 10},        // Docker's 64 MiB: 56 rings in 32 MiB
+		{1 << 20, 32, 512 << 20, 256 << 10},      // a test host: 992 rings in 256 MiB
+		{128 << 10, 256, 24 << 30, 128 << 10},    // room enough
+		{1 << 20, 64, 1 << 20, MinHostRingBytes}, // never below the floor
+		{4096, 8, 0, 4096},                       // already small
+		{4 << 20, 1, 0, 4 << 20},                 // no peers
+	}
+	for _, tt := range tests {
+		got := FitRingBytes(tt.ring, tt.ranks, tt.free)
+		if got != tt.want {
+			t.Errorf("FitRingBytes(%d, %d, %d) = %d, want %d", tt.ring, tt.ranks, tt.free, got, tt.want)
+		}
+		if got > MinHostRingBytes && uint64(got)*uint64(tt.ranks*(tt.ranks-1)) > tt.free/2 {
+			t.Errorf("FitRingBytes(%d, %d, %d) = %d: the full mesh takes more than half", tt.ring, tt.ranks, tt.free, got)
+		}
+	}
+}
+
 func TestSocketName(t *testing.T) {
 	tests := []struct {
 		job  string
