@@ -41,9 +41,10 @@ type linkManager struct {
 	shm        *shmlink.Listener // nil when shared memory is disabled
 	ringBytes  int
 	// lazyRings leaves the pages of the links' segments to fault in at
-	// first touch: on a host crowded enough for HostRingBytes to shrink the
-	// rings, a rank opens many links that carry little (a dissemination
-	// Barrier's), and reading them all ahead was most of its CPU time.
+	// first touch: where the rings were shrunk, or the ranks outnumber the
+	// CPUs lazyCrowd times over, a rank opens links that carry little (a
+	// Barrier's), and reading them all ahead was most of its CPU time,
+	// which on shared cores is its peers' too.
 	lazyRings bool
 	// shmFallbacks counts the links to ranks of this host that went over
 	// TCP because shared memory failed.
@@ -93,7 +94,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 	m := &linkManager{
 		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
 		ringBytes: ring,
-		lazyRings: ring < shmlink.HostRingBytes(knobs.BuffSize, 2),
+		lazyRings: ring < shmlink.HostRingBytes(knobs.BuffSize, 2) || job.LocalSize > lazyCrowd*hostCPUs(serverCPUs, facts.CPUs),
 		noDirect:  knobs.shmDirect() == directNone, facts: facts,
 		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: pipesOff(knobs, job.LocalSize, log),
 		dataOpts:  netio.SocketOptions{Congestion: congestion},
@@ -447,6 +448,11 @@ func (m *linkManager) stop(release bool) error {
 	m.acceptDone.Wait()
 	return errors.Join(errs...)
 }
+
+// lazyCrowd is how many ranks per CPU a host has beyond which its links'
+// pages fault in at first touch (linkManager.lazyRings). Up to it (np 4 on
+// 2 CPUs, where the calibrations ran) they are read ahead as before.
+const lazyCrowd = 2
 
 // ringBytesFor is the ring of each shm link of a host of localSize ranks
 // when HCCL_BUFFSIZE asks for buffSize: shrunk on a crowded host
