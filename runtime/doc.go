@@ -48,7 +48,14 @@
 // address of its route to the launcher (or the interface HCCL_SOCKET_IFNAME
 // names) and on an abstract unix socket for shared memory, publishes both,
 // and waits for every rank. Links open lazily, when a plan first needs a
-// peer (links.go).
+// peer (links.go), so a rank has links only to the peers its algorithms
+// talk to (Comm.Links; hcclrun topo prints a job's). A shm link's rings
+// hold HCCL_BUFFSIZE each on a host of up to 9 ranks; on a larger host, or
+// where /dev/shm could not hold a full mesh of them, they shrink
+// (shmlink.HostRingBytes, FitRingBytes), and on a host of more than 2 ranks
+// per CPU their pages fault in at first touch instead of being read ahead.
+// How a waiting rank polls, yields and sleeps follows the ranks per CPU
+// (waitPolicy). docs/performance.md, "Start-up at scale", has the figures.
 //
 // # Knobs
 //
