@@ -15,13 +15,7 @@ import (
 // much there is, how much the job needs and what to do, and hcclrun exits
 // with that rank's code (7: Init failed).
 func TestShmTooSmall(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for a private mount namespace with a small /dev/shm")
-	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("needs unshare(1) (util-linux)")
-	}
-	prefix := []string{"unshare", "-m", "sh", "-c", `mount -t tmpfs -o size=128k tmpfs /dev/shm && exec "$0" "$@"`}
+	prefix := smallShm(t, "128k")
 	j := startJob(t, nil, prefix, args(faultProg, "-mode", "loop", "-for", "1s")...)
 	j.ranks(1, 30*time.Second)
 	j.wait(20 * time.Second)
@@ -53,13 +47,7 @@ func TestShmTooSmall(t *testing.T) {
 // four ranks at the default 4 MiB rings, the rings shrink to fit and the
 // job runs its collectives over shared memory without a warning.
 func TestShmSmallFits(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for a private mount namespace with a small /dev/shm")
-	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("needs unshare(1) (util-linux)")
-	}
-	prefix := []string{"unshare", "-m", "sh", "-c", `mount -t tmpfs -o size=4m tmpfs /dev/shm && exec "$0" "$@"`}
+	prefix := smallShm(t, "4m")
 	j := startJob(t, nil, prefix, args(faultProg, "-mode", "loop", "-for", "1s")...)
 	j.ranks(4, 30*time.Second)
 	j.wait(60 * time.Second)
@@ -69,4 +57,18 @@ func TestShmSmallFits(t *testing.T) {
 	if out := j.output(); strings.Contains(out, "level=WARN") {
 		t.Errorf("warnings:\n%s", out)
 	}
+}
+
+// smallShm is the command prefix that runs a job in a private mount
+// namespace whose /dev/shm is a tmpfs of size (mount's size=), or skips
+// the test where that cannot be had.
+func smallShm(t *testing.T, size string) []string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a private mount namespace with a small /dev/shm")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare(1) (util-linux)")
+	}
+	return []string{"unshare", "-m", "sh", "-c", `mount -t tmpfs -o size=` + size + ` tmpfs /dev/shm && exec "$0" "$@"`}
 }
