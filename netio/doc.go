@@ -4,9 +4,10 @@
 // the choice of network interface (HCCL_SOCKET_IFNAME), and the header of
 // data frames.
 //
-// netio is a leaf: it imports only the standard library, golang.org/x/sys
-// and vishvananda/netlink. It knows nothing of collectives; the numbers in
-// a frame header are given meaning by the runtime.
+// netio is a leaf: it imports only the standard library, golang.org/x/sys,
+// vishvananda/netlink and internal/ratelog. It knows nothing of
+// collectives; the numbers in a frame header are given meaning by the
+// runtime.
 //
 // # Authentication
 //

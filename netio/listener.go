@@ -10,6 +10,17 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/ratelog"
+)
+
+// A flood of refused connections (a port scan, another user's flood, a
+// misconfigured job dialling us in a loop) logs the first refusedBurst in
+// full, then one line per refusedEvery with the count, and one at Close:
+// a handful of lines instead of one per connection.
+const (
+	refusedBurst = 5
+	refusedEvery = 5 * time.Second
 )
 
 // ListenConfig holds the knobs of a Listener. The zero value is ready to
@@ -33,8 +44,9 @@ type ListenConfig struct {
 // Listener accepts connections and authenticates each one before Accept
 // returns it. Each handshake runs in its own goroutine with its own
 // deadline, so a connection that fails (wrong key, garbage, silence) is
-// closed and logged at WARN without delaying the connections behind it.
-// Its methods are safe for concurrent use.
+// closed without delaying the connections behind it, and logged at WARN:
+// the first few of a flood in full, the others as a count every few
+// seconds. Its methods are safe for concurrent use.
 type Listener struct {
 	inner   net.Listener
 	key     []byte
@@ -44,7 +56,9 @@ type Listener struct {
 	max     int // MaxHandshakes
 
 	pendMu  sync.Mutex
-	pending *list.List // of net.Conn, handshakes in progress, oldest first
+	pending *list.List // of net.Conn, handshakes in progress, oldest first; an evicted one's Value is nil
+
+	refused *ratelog.Limiter // of the WARN lines for dropped and evicted connections
 
 	ready  chan accepted
 	ctx    context.Context // cancelled by Close: ends handshakes in progress
@@ -102,6 +116,7 @@ func (lc ListenConfig) NewListener(inner net.Listener, key []byte, me Hello, log
 		n = 256
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	addr := inner.Addr().String()
 	l := &Listener{
 		inner:   inner,
 		key:     append([]byte(nil), key...),
@@ -114,6 +129,9 @@ func (lc ListenConfig) NewListener(inner net.Listener, key []byte, me Hello, log
 		ctx:     ctx,
 		cancel:  cancel,
 		failed:  make(chan struct{}),
+		refused: ratelog.New(refusedBurst, refusedEvery, func(n int, over time.Duration) {
+			log.Warn(fmt.Sprintf("netio: refused %d more connections in the last %v", n, roundSpan(over)), "addr", addr)
+		}),
 	}
 	l.wg.Add(1)
 	go l.acceptLoop()
@@ -155,20 +173,26 @@ func (l *Listener) admit(c net.Conn) *list.Element {
 	l.pendMu.Lock()
 	defer l.pendMu.Unlock()
 	if l.pending.Len() >= l.max {
-		oldest := l.pending.Remove(l.pending.Front()).(net.Conn)
-		l.log.Warn("netio: evicted the oldest handshake in progress",
-			"remote", oldest.RemoteAddr().String(), "limit", l.max)
+		front := l.pending.Front()
+		oldest := l.pending.Remove(front).(net.Conn)
+		front.Value = nil // tells its goroutine that it was refused here
+		if l.refused.Allow() {
+			l.log.Warn("netio: evicted the oldest handshake in progress",
+				"remote", oldest.RemoteAddr().String(), "limit", l.max)
+		}
 		oldest.Close() // its handshake fails at once and its goroutine ends
 	}
 	return l.pending.PushBack(c)
 }
 
-// settle removes a finished handshake from the pending list, unless it was
-// evicted already (Remove then does nothing).
-func (l *Listener) settle(el *list.Element) {
+// settle removes a finished handshake from the pending list and tells
+// whether it had been evicted (and counted as refused) meanwhile.
+func (l *Listener) settle(el *list.Element) (evicted bool) {
 	l.pendMu.Lock()
+	defer l.pendMu.Unlock()
+	evicted = el.Value == nil
 	l.pending.Remove(el)
-	l.pendMu.Unlock()
+	return evicted
 }
 
 func (l *Listener) authenticate(c net.Conn, el *list.Element) {
@@ -179,9 +203,10 @@ func (l *Listener) authenticate(c net.Conn, el *list.Element) {
 	ctx, cancel := context.WithTimeout(l.ctx, l.timeout)
 	peer, err := Handshake(ctx, c, l.key, RoleServer, l.me)
 	cancel()
-	l.settle(el)
-	if err != nil {
-		if l.ctx.Err() == nil {
+	// An evicted connection is closed even if its handshake got through
+	// just before, and was logged once already.
+	if evicted := l.settle(el); err != nil || evicted {
+		if !evicted && l.ctx.Err() == nil && l.refused.Allow() {
 			l.log.Warn("netio: dropped connection", "remote", c.RemoteAddr().String(), "err", err)
 		}
 		c.Close()
@@ -213,6 +238,14 @@ func (l *Listener) Accept() (net.Conn, Hello, error) {
 	}
 }
 
+// roundSpan rounds a report's period for reading: "5s", "1.2s", "340ms".
+func roundSpan(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
 // Addr returns the address the listener is bound to.
 func (l *Listener) Addr() net.Addr { return l.inner.Addr() }
 
@@ -224,6 +257,7 @@ func (l *Listener) Close() error {
 		l.cancel()
 		l.closeErr = l.inner.Close()
 		l.wg.Wait()
+		l.refused.Close() // every refusal is counted by now: report the rest
 		for {
 			select {
 			case a := <-l.ready:

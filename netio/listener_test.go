@@ -7,7 +7,12 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -283,24 +288,20 @@ func TestListenerUnix(t *testing.T) {
 
 // TestListenerFloodOfSilentConnections: more silent connections than
 // MaxHandshakes cannot lock a real client out: the oldest stalled
-// handshakes are evicted, and the client gets through at once.
+// handshakes are evicted, and the client gets through at once. The
+// evictions are logged like refusals: a few in full, the rest counted.
 func TestListenerFloodOfSilentConnections(t *testing.T) {
-	key, err := NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := ListenConfig{MaxHandshakes: 8, HandshakeTimeout: 30 * time.Second}.Listen("127.0.0.1:0", key, Hello{Purpose: PurposeControl, Rank: LauncherRank}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	key := testKey(t)
+	var lb syncbuf.Buffer
+	ln := newTestListener(t, ListenConfig{MaxHandshakes: 8, HandshakeTimeout: 30 * time.Second}, key, &lb)
 	var silent []net.Conn
 	defer func() {
 		for _, c := range silent {
 			c.Close()
 		}
 	}()
-	for range 40 {
+	const nSilent = 40
+	for range nSilent {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -330,4 +331,140 @@ func TestListenerFloodOfSilentConnections(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v", d)
 	}
+
+	// The real client, accepted in FIFO order after the silent ones,
+	// evicted one more; the 7 left are aborted by Close, unlogged.
+	ln.Close()
+	lines := refusalLines(t, lb.String(), "netio: evicted the oldest handshake in progress")
+	if want := nSilent - 8 + 1; lines.full+lines.counted != want {
+		t.Errorf("%d evictions logged + %d counted, want %d in all:\n%s", lines.full, lines.counted, want, lb.String())
+	}
+	if lines.full != refusedBurst || lines.summaries != 1 {
+		t.Errorf("%d evictions in full and %d summaries, want %d and 1:\n%s", lines.full, lines.summaries, refusedBurst, lb.String())
+	}
+}
+
+// refusals is what refusalLines found in a listener's log.
+type refusals struct {
+	full      int // lines of one refused connection each
+	summaries int // lines with a count
+	counted   int // connections the summaries count
+}
+
+var summaryRE = regexp.MustCompile(`msg="netio: refused (\d+) more connections in the last [0-9.]+m?s" addr=`)
+
+// refusalLines sorts the lines of log into refusals logged in full (with
+// the message full) and summaries, and fails the test on any other line.
+func refusalLines(t *testing.T, log, full string) refusals {
+	t.Helper()
+	var r refusals
+	for line := range strings.SplitSeq(strings.TrimSpace(log), "\n") {
+		if line == "" {
+			continue
+		}
+		if !strings.Contains(line, "level=WARN") {
+			t.Errorf("not a WARN line: %s", line)
+		}
+		if strings.Contains(line, `msg="`+full+`"`) {
+			r.full++
+			continue
+		}
+		m := summaryRE.FindStringSubmatch(line)
+		if m == nil {
+			t.Errorf("unexpected line: %s", line)
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		r.summaries++
+		r.counted += n
+	}
+	return r
+}
+
+// TestListenerRefusalFlood: a flood of 1000 bad connections, wrong keys
+// and garbage, costs a handful of WARN lines (the first few in full, then
+// counts) that account for every one of them, and a genuine client that
+// dials in the middle of it gets through.
+func TestListenerRefusalFlood(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	key, wrong := testKey(t), testKey(t)
+	var lb syncbuf.Buffer
+	l := newTestListener(t, ListenConfig{}, key, &lb)
+	addr := l.Addr().String()
+
+	// bad misbehaves in the i-th way and waits for the listener to hang
+	// up: it logs or counts the refusal before it closes.
+	bad := func(i int) error {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if i%2 == 0 {
+			if _, err := Handshake(ctx, c, wrong, RoleClient, Hello{Purpose: PurposeData, Rank: uint32(i)}); !errors.Is(err, ErrAuth) {
+				return fmt.Errorf("connection %d with a wrong key: %v, want ErrAuth", i, err)
+			}
+		} else if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+			return err
+		}
+		if _, err := io.Copy(io.Discard, c); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("connection %d: waiting for the hang-up: %v", i, err)
+		}
+		return nil
+	}
+	const flood, workers = 1000, 16
+	var next, done atomic.Int32
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < flood; i = int(next.Add(1)) - 1 {
+				if err := bad(i); err != nil {
+					errs <- err
+					return
+				}
+				done.Add(1)
+			}
+		})
+	}
+
+	waitFor(t, 20*time.Second, "100 refused connections", func() bool { return done.Load() >= 100 })
+	c, _, err := Dial(ctx, addr, key, Hello{Purpose: PurposeData, Rank: 7})
+	if err != nil {
+		t.Fatalf("a genuine client during the flood: %v", err)
+	}
+	defer c.Close()
+	sc, peer, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Close()
+	if peer != (Hello{Purpose: PurposeData, Rank: 7}) {
+		t.Fatalf("accepted %v, want the genuine client", peer)
+	}
+	flooding := done.Load()
+
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	before := refusalLines(t, lb.String(), "netio: dropped connection")
+	if before.full != refusedBurst {
+		t.Errorf("%d refusals logged in full, want the first %d", before.full, refusedBurst)
+	}
+	l.Close()
+	logs := lb.String()
+	r := refusalLines(t, logs, "netio: dropped connection")
+	if r.full+r.counted != flood {
+		t.Errorf("%d refusals in full + %d counted, want %d:\n%s", r.full, r.counted, flood, logs)
+	}
+	// One summary per refusedEvery of the flood, and Close's.
+	if most := int(elapsed/refusedEvery) + 1; r.summaries < 1 || r.summaries > most {
+		t.Errorf("%d summaries after a flood of %v, want 1 to %d:\n%s", r.summaries, elapsed, most, logs)
+	}
+	t.Logf("%d bad connections in %v (the genuine client dialled after %d): %d log lines", flood, elapsed.Round(time.Millisecond), flooding, r.full+r.summaries)
 }
