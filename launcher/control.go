@@ -11,8 +11,9 @@ import (
 )
 
 // controlPlane is what the supervisor needs from the control-plane server:
-// its address for the ranks, the abort broadcast, and the news of ranks
-// whose connection dropped or who aborted the job themselves.
+// its address for the ranks, the abort broadcast, the news of ranks that
+// joined, left in order, dropped their connection or aborted the job, and
+// the server's own view of every rank when the news may lag.
 type controlPlane interface {
 	Addr() string
 	// Abort tells every connected rank (and every rank that connects
@@ -20,6 +21,10 @@ type controlPlane interface {
 	// e.g. a timeout or a signal).
 	Abort(origin int, reason string)
 	Events() <-chan controlEvent
+	// States is what the server knows of every rank's connection now, by
+	// rank. It costs O(ranks): the supervisor asks only to settle an exit
+	// that the events have not explained yet.
+	States() []control.RankState
 	Close() error
 }
 
@@ -28,6 +33,8 @@ type controlEventKind int
 const (
 	eventLost    controlEventKind = iota // connection dropped or silent, no goodbye
 	eventAborted                         // the rank itself aborted the job
+	eventJoined                          // the rank connected and was admitted (Init)
+	eventLeft                            // the rank closed its connection in order (Close)
 )
 
 type controlEvent struct {
@@ -89,6 +96,15 @@ func (c *serverControl) Addr() string                    { return c.srv.Addr() }
 func (c *serverControl) Abort(origin int, reason string) { c.srv.Abort(origin, reason) }
 func (c *serverControl) Events() <-chan controlEvent     { return c.events }
 
+func (c *serverControl) States() []control.RankState {
+	st := c.srv.Status()
+	out := make([]control.RankState, len(st))
+	for i, r := range st {
+		out[i] = r.State
+	}
+	return out
+}
+
 // pump translates the server's events into the supervisor's, until the
 // server closes its channel.
 func (c *serverControl) pump() {
@@ -101,6 +117,10 @@ func (c *serverControl) pump() {
 			c.events <- controlEvent{kind: eventLost, rank: e.Rank, reason: e.Err.Error()}
 		case control.RankAborted:
 			c.events <- controlEvent{kind: eventAborted, rank: e.Rank, reason: e.Reason}
+		case control.RankJoined:
+			c.events <- controlEvent{kind: eventJoined, rank: e.Rank}
+		case control.RankLeft:
+			c.events <- controlEvent{kind: eventLeft, rank: e.Rank}
 		}
 	}
 }

@@ -9,7 +9,8 @@
 //   - Job (job.go) is the description of a job and Run (run.go) executes it:
 //     the supervisor (supervisor.go) owns the job's state and reacts to
 //     starts, exits, control-plane events, signals and timers; teardown.go
-//     is how a job comes down; control.go adapts the netio/control server.
+//     is how a job comes down; farewell.go judges a rank's exit 0 against
+//     the control plane's news; control.go adapts the netio/control server.
 //   - Spawner and Process (spawner.go) are what Run needs from a host: start a
 //     rank, signal its process group, wait for it. LocalSpawner (local.go)
 //     starts ranks on this machine; the agent spawner (agentspawner.go)
@@ -47,7 +48,10 @@
 //     (runtime/selector, SlowHost).
 //
 // Failure semantics: the first rank that exits non-zero, dies by a signal or
-// loses its control connection while its process lives is the job's failure.
+// loses its control connection while its process lives is the job's failure;
+// so is a rank that exits 0 owing its peers (farewell.go): one that joined
+// the job (Init) and never called Close, or one that never joined while
+// others did, as Open MPI fails a rank that exits without finalize.
 // The launcher broadcasts abort on the control plane, sends SIGTERM to every
 // other rank's process group and SIGKILL after the grace period, and Run
 // returns a *RankError naming that rank. Nothing here calls os.Exit: mapping

@@ -82,8 +82,9 @@ func (e *StartError) ExitCode() int {
 }
 
 // RankError is the failure of a job caused by one rank: the first rank that
-// exited non-zero, was killed by a signal, or lost its control connection
-// while its process was alive. Its message is the one-line summary hcclrun
+// exited non-zero, was killed by a signal, lost its control connection
+// while its process was alive, or exited with code 0 owing its peers
+// something (NoClose, NoInit). Its message is the one-line summary hcclrun
 // prints.
 type RankError struct {
 	Rank   int
@@ -97,6 +98,13 @@ type RankError struct {
 	// plane, giving Reason, and did not exit with a failure of its own.
 	Aborted bool
 	Reason  string
+	// NoClose is set when the rank joined the job (Init) and exited with
+	// code 0 without calling Close: the control plane saw its connection
+	// lost, not left, and its peers could be waiting for it.
+	NoClose bool
+	// NoInit is set when the rank exited with code 0 without ever joining
+	// the job while other ranks did: they would wait for it in Init.
+	NoInit bool
 	// Cause is set when this rank exited after another rank had aborted
 	// the job: the rank that exited first is often a bystander reporting
 	// the abort, and the summary must still say where it came from.
@@ -129,14 +137,19 @@ func (e *RankError) what() string {
 		return "lost its control connection while running"
 	case e.Aborted:
 		return fmt.Sprintf("aborted the job: %s", e.Reason)
+	case e.NoClose:
+		return e.Status.String() + " without calling Close"
+	case e.NoInit:
+		return e.Status.String() + " without calling Init, which other ranks did"
 	}
 	return e.Status.String()
 }
 
 // ExitCode is the failed rank's exit code (128+n for signal n); a lost or
-// aborting rank gives 1, since it reported no failing code of its own.
+// aborting rank, or one that exited 0 owing its peers, gives 1, since it
+// reported no failing code of its own.
 func (e *RankError) ExitCode() int {
-	if e.Lost || e.Aborted || e.Err != nil {
+	if e.Lost || e.Aborted || e.NoClose || e.NoInit || e.Err != nil {
 		return ExitFailure
 	}
 	return e.Status.ExitCode()

@@ -59,6 +59,14 @@ type supervisor struct {
 	flagged map[int]controlEvent // ranks the control plane reported lost or aborting
 	flagSeq int                  // events flagged so far
 
+	// Exits with code 0 against the control plane's news (farewell.go).
+	view         []ctlView    // by rank
+	anyJoined    bool         // some rank joined the job
+	waitingLeave map[int]bool // exited 0 after joining; their left or lost is awaited
+	unseen       map[int]bool // exited 0, not seen joining, within joinWindow
+	neverJoined  []int        // exited 0 and never joined, in the order settled
+	joinDue      chan int     // an unseen rank's window has passed
+
 	// Teardown.
 	result     error          // what Run returns; set by the first failure
 	tearing    bool           // the job is coming down
@@ -84,20 +92,24 @@ func newSupervisor(r *resolved, ctl controlPlane) *supervisor {
 	n := len(r.slots)
 	s := &supervisor{
 		r: r, ctl: ctl,
-		tablePaths: make([]string, len(r.hosts)),
-		mux:        &outputMux{tagged: r.TagOutput, jobNum: 1},
-		broken:     make(chan error, 1),
-		state:      make([]rankState, n),
-		procs:      make([]Process, n),
-		statuses:   make([]ExitStatus, n),
-		writers:    make([][2]*lineWriter, n),
-		left:       n,
-		started:    make(chan startedMsg, n),
-		exited:     make(chan exitedMsg, n),
-		lostDue:    make(chan int, n),
-		flagged:    make(map[int]controlEvent),
-		terminated: make(map[int]bool),
-		failed:     -1,
+		tablePaths:   make([]string, len(r.hosts)),
+		mux:          &outputMux{tagged: r.TagOutput, jobNum: 1},
+		broken:       make(chan error, 1),
+		state:        make([]rankState, n),
+		procs:        make([]Process, n),
+		statuses:     make([]ExitStatus, n),
+		writers:      make([][2]*lineWriter, n),
+		left:         n,
+		started:      make(chan startedMsg, n),
+		exited:       make(chan exitedMsg, n),
+		lostDue:      make(chan int, n),
+		flagged:      make(map[int]controlEvent),
+		view:         make([]ctlView, n),
+		waitingLeave: make(map[int]bool),
+		unseen:       make(map[int]bool),
+		joinDue:      make(chan int, n),
+		terminated:   make(map[int]bool),
+		failed:       -1,
 	}
 	s.mux.broken = func(err error) {
 		select {
@@ -145,7 +157,7 @@ func (s *supervisor) run(ctx context.Context) error {
 	}()
 	ctxDone := ctx.Done()
 	events := s.ctl.Events()
-	for s.left > 0 {
+	for s.left > 0 || (!s.tearing && len(s.waitingLeave) > 0) || s.settleUnseen() {
 		select {
 		case m := <-s.started:
 			s.onStarted(m)
@@ -154,11 +166,14 @@ func (s *supervisor) run(ctx context.Context) error {
 		case ev, ok := <-events:
 			if !ok {
 				events = nil // the control plane is gone; the processes still tell
+				clear(s.waitingLeave)
 				continue
 			}
 			s.onControl(ev)
 		case rank := <-s.lostDue:
 			s.onLostDue(rank)
+		case rank := <-s.joinDue:
+			s.onJoinDue(rank)
 		case err := <-s.broken:
 			// Nobody reads the output any more (hcclrun ... | head): stop
 			// the job as a pipeline would, but in order.
@@ -308,7 +323,9 @@ func (s *supervisor) onExited(m exitedMsg) {
 		if ev, ok := s.flagged[m.rank]; ok && ev.kind == eventAborted {
 			// It aborted the job, then exited 0: still the failure.
 			s.fail(s.flaggedError(m.rank, &m.status))
+			return
 		}
+		s.onExitedZero(m.rank)
 		return
 	}
 	s.fail(&RankError{Rank: m.rank, Pid: p.Pid(), Host: s.host(m.rank), Status: m.status, Err: m.err, Cause: s.abortCause(m.rank)})
@@ -353,12 +370,25 @@ func (s *supervisor) onControl(ev controlEvent) {
 		return
 	}
 	switch ev.kind {
+	case eventJoined:
+		s.onJoined(ev.rank)
+		return
+	case eventLeft:
+		s.onLeft(ev.rank)
+		return
 	case eventLost:
 		s.r.log.Debug("rank lost its control connection", "rank", ev.rank, "why", ev.reason)
+		s.view[ev.rank] = viewLost
 	case eventAborted:
 		s.r.log.Info("rank aborted the job", "rank", ev.rank, "reason", ev.reason)
 	}
 	if s.tearing {
+		return
+	}
+	if ev.kind == eventLost && s.state[ev.rank] == finished && s.procs[ev.rank] != nil {
+		// It exited 0 (else the job would be coming down) and then its
+		// connection was lost, not left.
+		s.onLostAfterExit(ev.rank)
 		return
 	}
 	if _, seen := s.flagged[ev.rank]; seen {

@@ -37,7 +37,9 @@ collective sooner).
 Exit status: 0 when every rank exited 0; otherwise the first failed rank's
 code (128+n when signal n killed it), 124 when --timeout expired, 128+n when
 hcclrun itself got signal n, 2 for a usage error, 126/127 when PROGRAM cannot
-be executed or does not exist.
+be executed or does not exist. A rank that exits 0 fails the job too (exit
+status 1) when it called Init but not Close, or did not call Init while
+other ranks did: they would wait for it.
 
 Examples:
    hcclrun -np 4 ./train --lr 0.1

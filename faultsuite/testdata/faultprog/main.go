@@ -20,6 +20,11 @@
 //	            outside its receive ranges
 //	soak        -calls seeded random collectives, every result checked,
 //	            goroutines, fds and RSS sampled every -sample calls
+//	no-close    -odd R exits 0 right after Init, without Close and before
+//	            any link to it is open; the others run loop
+//	no-init     -odd R exits 0 without calling Init; the others run loop
+//
+// The rank that exits early prints "rank R exit at=UNIXNANO" first.
 //
 // The exit code tells the class of the first error: 3 ErrMismatch, 4
 // ErrAborted, 5 ErrTimeout, 6 ErrInvalidArgument, 7 Init failed, 8 a wrong
@@ -32,6 +37,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	hccl "github.com/hcclrun/hcclrun/runtime"
@@ -64,10 +70,10 @@ type config struct {
 
 func main() {
 	var cfg config
-	flag.StringVar(&cfg.mode, "mode", "loop", "loop, mismatch, a2av-local, a2av-agree or soak")
+	flag.StringVar(&cfg.mode, "mode", "loop", "loop, mismatch, a2av-local, a2av-agree, soak, no-close or no-init")
 	flag.IntVar(&cfg.count, "count", 1<<16, "elements per AllReduce (loop)")
 	flag.DurationVar(&cfg.dur, "for", 0, "loop: how long rank 0 keeps the loop going (0: for ever)")
-	flag.IntVar(&cfg.odd, "odd", 1, "mismatch: the rank that calls differently")
+	flag.IntVar(&cfg.odd, "odd", 1, "mismatch: the rank that calls differently; no-close, no-init: the rank that exits early")
 	flag.StringVar(&cfg.what, "what", "collective", "mismatch: collective, count, dtype, op or root")
 	flag.IntVar(&cfg.bad, "bad", 1, "a2av-*: the rank with bad counts")
 	flag.IntVar(&cfg.calls, "calls", 1000, "soak: collectives to run")
@@ -79,11 +85,17 @@ func main() {
 
 	rank := os.Getenv("HCCL_RANK")
 	fmt.Printf("rank %s start pid=%d control=%s job=%s\n", rank, os.Getpid(), os.Getenv("HCCL_CONTROL_ADDR"), os.Getenv("HCCL_JOB_ID"))
+	if cfg.mode == "no-init" && rank == strconv.Itoa(cfg.odd) {
+		exitEarly(rank)
+	}
 	ctx := context.Background()
 	c, err := hccl.Init(ctx)
 	if err != nil {
 		fmt.Printf("rank %s error at=%d class=init: %v\n", rank, time.Now().UnixNano(), err)
 		os.Exit(exitInit)
+	}
+	if cfg.mode == "no-close" && c.Rank() == cfg.odd {
+		exitEarly(rank)
 	}
 	if err := c.Barrier(ctx); err != nil {
 		fail(c, err)
@@ -99,7 +111,7 @@ func main() {
 		}
 	}
 	switch cfg.mode {
-	case "loop":
+	case "loop", "no-close", "no-init":
 		loop(ctx, c, cfg)
 	case "mismatch":
 		mismatch(ctx, c, cfg)
@@ -116,6 +128,13 @@ func main() {
 	if err := c.Close(); err != nil {
 		fail(c, err)
 	}
+}
+
+// exitEarly ends the rank with code 0 as a program that forgot Close (or
+// Init) would.
+func exitEarly(rank string) {
+	fmt.Printf("rank %s exit at=%d\n", rank, time.Now().UnixNano())
+	os.Exit(0)
 }
 
 // class names err's kind and the exit code that goes with it.
