@@ -71,6 +71,13 @@ type Knobs struct {
 	BuffSize            int           // HCCL_BUFFSIZE: staging bytes per link (0: default)
 	ConnectTimeout      time.Duration // HCCL_CONNECT_TIMEOUT: bound of Init
 	ExecTimeout         time.Duration // HCCL_EXEC_TIMEOUT: bound of one collective (0: none)
+	// ShmSocketTag (HCCL_SHM_SOCKET_TAG) replaces the 128 random bits at
+	// the end of the rank's shared-memory socket name,
+	// @hcclrun/<job>/<rank>/<tag>. It is for tests that make a name
+	// collide: whoever knows the tag can take the name first, and the
+	// rank then reaches its peers over TCP (links.go). Unset, the name is
+	// unguessable.
+	ShmSocketTag string
 }
 
 // directMode is HCCL_SHM_DIRECT: which collectives hand large payloads
@@ -160,6 +167,10 @@ const (
 // congestionName is what a TCP congestion control's name may look like
 // (the kernel's TCP_CA_NAME_MAX is 16 bytes with its terminating zero).
 var congestionName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
+
+// socketTag is what HCCL_SHM_SOCKET_TAG may hold: one element of an
+// abstract socket name.
+var socketTag = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // jobFromEnv reads the rank's identity from the variables hcclrun sets.
 func jobFromEnv(getenv func(string) string) (Job, error) {
@@ -254,6 +265,12 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 		k.SocketCongestion, k.SocketCongestionSet = s, true
 	default:
 		return Knobs{}, fmt.Errorf("HCCL_SOCKET_CONGESTION=%q: want a congestion control of the kernel (e.g. cubic, reno, bbr) or system", s)
+	}
+	if s := getenv("HCCL_SHM_SOCKET_TAG"); s != "" {
+		if !socketTag.MatchString(s) {
+			return Knobs{}, fmt.Errorf("HCCL_SHM_SOCKET_TAG=%q: want 1 to 64 letters, digits, '-' or '_'", s)
+		}
+		k.ShmSocketTag = s
 	}
 	if s := getenv("HCCL_BUFFSIZE"); s != "" {
 		n, err := selector.ParseBytes(s)

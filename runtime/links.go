@@ -31,15 +31,21 @@ import (
 // peer's topology facts say it shares this rank's host (and HCCL_SHM_DISABLE
 // is not set), then TCP. The lower rank listens on both and takes whatever
 // arrives. Endpoints and facts are published on the control plane under
-// dataKey(rank) and factsKey(rank).
+// dataKey(rank) and factsKey(rank), the name of the rank's shared-memory
+// socket with its facts (published): the name is random, so that another
+// local user cannot take it first, and only the job's ranks learn it.
 type linkManager struct {
 	rank, size int
 	jobID      string
 	key        []byte
 	ctl        controlPlane
 	tcp        *netio.Listener
-	shm        *shmlink.Listener // nil when shared memory is disabled
-	ringBytes  int
+	// shmOn says that this rank links to the ranks of its host over
+	// shared memory; shm is its listener, nil when shared memory is off
+	// or its socket name was taken (the higher ranks then dial TCP).
+	shmOn     bool
+	shm       *shmlink.Listener
+	ringBytes int
 	// lazyRings leaves the pages of the links' segments to fault in at
 	// first touch: where the rings were shrunk, or the ranks outnumber the
 	// CPUs lazyCrowd times over, a rank opens links that carry little (a
@@ -67,7 +73,7 @@ type linkManager struct {
 	stopped    atomic.Bool
 	arrived    map[int]chan struct{} // closed when a link from that (higher) peer is accepted
 	dialing    map[int]*pendingDial
-	peerFacts  map[int]topo.Facts
+	peerFacts  map[int]published
 	closed     bool
 	done       chan struct{} // closed by close
 	acceptDone sync.WaitGroup
@@ -75,6 +81,15 @@ type linkManager struct {
 
 func dataKey(rank int) string  { return "data/" + strconv.Itoa(rank) }
 func factsKey(rank int) string { return "topo/" + strconv.Itoa(rank) }
+
+// published is what a rank puts under factsKey: its topology facts and
+// the name of its shared-memory socket, "" when it has none (shared
+// memory off, or the name taken), which tells the higher ranks of its
+// host to dial TCP at once.
+type published struct {
+	topo.Facts
+	ShmAddr string `json:"shm_addr,omitempty"`
+}
 
 // newLinkManager listens for data links on ip (and on the shared-memory
 // socket), and publishes the endpoint and the rank's facts. serverCPUs is
@@ -102,7 +117,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		open:      make([]atomic.Pointer[openLink], job.Size),
 		arrived:   make(map[int]chan struct{}),
 		dialing:   make(map[int]*pendingDial),
-		peerFacts: make(map[int]topo.Facts),
+		peerFacts: make(map[int]published),
 		done:      make(chan struct{}),
 	}
 	spin, yield, wake := waitPolicy(job.LocalSize, serverCPUs, facts.CPUs)
@@ -117,13 +132,24 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		shm.SetWakePeriod(wake)
 		shmlink.SetShare(spin > 0) // a core for each rank: see SetShare
 		m.poll = executor.Poll{Spin: spin, Yield: yield, Relax: shm.Pause, YieldProcessor: shm.Yield}
-		if m.shm, err = shmlink.Listen(job.JobID, job.Rank, job.Key, log); err != nil {
+		m.shmOn = true
+		m.shm, err = shmlink.ListenConfig{Tag: knobs.ShmSocketTag}.Listen(job.JobID, job.Rank, job.Key, log)
+		switch {
+		case errors.Is(err, shmlink.ErrNameTaken):
+			// Only a process that knew the tag can have taken the name:
+			// it must not stop the job, which reaches this rank over TCP.
+			log.Warn("the shared-memory socket name is taken by another process; the ranks of this host reach this rank over TCP", "err", err)
+		case err != nil:
 			tcp.Close()
 			return nil, fmt.Errorf("listen for shared-memory links: %w", err)
 		}
 	}
 	m.facts.DataIP = ip
-	blob, err := json.Marshal(m.facts)
+	pub := published{Facts: m.facts}
+	if m.shm != nil {
+		pub.ShmAddr = m.shm.Addr()
+	}
+	blob, err := json.Marshal(pub)
 	if err != nil {
 		m.close()
 		return nil, err
@@ -342,35 +368,46 @@ func (m *linkManager) PeerFacts(ctx context.Context, peer int) (topo.Facts, erro
 	if peer == m.rank {
 		return m.facts, nil
 	}
+	p, err := m.peerPublished(ctx, peer)
+	return p.Facts, err
+}
+
+// peerPublished returns what peer published under factsKey, waiting for it.
+func (m *linkManager) peerPublished(ctx context.Context, peer int) (published, error) {
 	m.mu.Lock()
-	f, ok := m.peerFacts[peer]
+	p, ok := m.peerFacts[peer]
 	m.mu.Unlock()
 	if ok {
-		return f, nil
+		return p, nil
 	}
 	blob, err := m.ctl.Get(ctx, factsKey(peer))
 	if err != nil {
-		return topo.Facts{}, fmt.Errorf("look up the topology facts of rank %d: %w", peer, err)
+		return published{}, fmt.Errorf("look up the topology facts of rank %d: %w", peer, err)
 	}
-	if err := json.Unmarshal(blob, &f); err != nil {
-		return topo.Facts{}, fmt.Errorf("topology facts of rank %d: %w", peer, err)
+	if err := json.Unmarshal(blob, &p); err != nil {
+		return published{}, fmt.Errorf("topology facts of rank %d: %w", peer, err)
 	}
 	m.mu.Lock()
-	m.peerFacts[peer] = f
+	m.peerFacts[peer] = p
 	m.mu.Unlock()
-	return f, nil
+	return p, nil
 }
 
 // dial opens a link to the lower rank peer: shared memory when it shares
 // this rank's host, else (or when that fails) TCP.
 func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error) {
-	if m.shm != nil {
-		f, err := m.PeerFacts(ctx, peer)
+	if m.shmOn {
+		p, err := m.peerPublished(ctx, peer)
 		if err != nil {
 			return nil, err
 		}
-		if topo.SameHost(m.facts, f) {
-			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes, NoDirect: m.noDirect, PipeBytes: m.pipeBytes, NoPipes: m.noPipes, Segment: shm.Options{Lazy: m.lazyRings}})
+		switch {
+		case !topo.SameHost(m.facts, p.Facts):
+		case p.ShmAddr == "":
+			// The peer said so itself (and warned, if it had to).
+			m.log.Debug("the rank has no shared-memory socket, using TCP", "peer", peer)
+		default:
+			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Addr: p.ShmAddr, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes, NoDirect: m.noDirect, PipeBytes: m.pipeBytes, NoPipes: m.noPipes, Segment: shm.Options{Lazy: m.lazyRings}})
 			if err == nil {
 				m.log.Debug("link dialled", "peer", peer, "via", "shm", "reads_in_place", l.ReadsDirect())
 				return l, nil

@@ -33,7 +33,7 @@ func shmPair(t *testing.T, ctx context.Context, ringBytes int, noDirect bool) (l
 	dialed := make(chan error, 1)
 	go func() {
 		var err error
-		l1, err = shmlink.Dial(ctx, shmlink.DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ringBytes, NoDirect: noDirect})
+		l1, err = shmlink.Dial(ctx, shmlink.DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 1, Peer: 0, RingBytes: ringBytes, NoDirect: noDirect})
 		dialed <- err
 	}()
 	l0, _, err = ln.Accept(ctx)

@@ -166,7 +166,7 @@ func BenchmarkBandwidthProcesses(b *testing.B) {
 			}
 			defer ln.Close()
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), childRoleEnv+"=source", childJobEnv+"="+job, childKeyEnv+"="+hex.EncodeToString(key))
+			cmd.Env = append(os.Environ(), childRoleEnv+"=source", childJobEnv+"="+job, childAddrEnv+"="+ln.Addr(), childKeyEnv+"="+hex.EncodeToString(key))
 			cmd.Stderr = os.Stderr
 			stdin, err := cmd.StdinPipe()
 			if err != nil {

@@ -14,7 +14,10 @@ import (
 
 // DialConfig says which link to open.
 type DialConfig struct {
-	JobID     string // HCCL_JOB_ID: names the listener's socket
+	JobID string // HCCL_JOB_ID
+	// Addr is the listener's socket name, its Listener.Addr as the peer
+	// published it; it must be a name of JobID and Peer (name.go).
+	Addr      string
 	Key       []byte // the job key: authenticates both sides
 	Self      int    // this rank (the higher of the two)
 	Peer      int    // the listening rank
@@ -60,8 +63,8 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	addr, err := socketName(cfg.JobID, cfg.Peer)
-	if err != nil {
+	addr := cfg.Addr
+	if err := checkAddr(addr, cfg.JobID, cfg.Peer); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)

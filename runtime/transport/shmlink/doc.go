@@ -5,13 +5,19 @@
 // # Set-up
 //
 // Of two ranks, the lower one listens ([Listen]) on the abstract unix socket
-// "@hcclrun/<jobID>/<rank>" and the higher one dials it ([Dial]). Abstract
-// sockets belong to a network namespace, which is what we want: two ranks
-// in different namespaces of one kernel cannot reach each other this way,
-// and the runtime then uses TCP. Reaching the socket is not proof of
-// sharing /dev/shm (a container may have its own); the runtime's topology
-// facts decide whether to try shm at all, and this package only makes Dial
-// fail clearly, never hang, when the peer is not there.
+// "@hcclrun/<jobID>/<rank>/<tag>" and the higher one dials it ([Dial]).
+// Abstract sockets belong to a network namespace, which is what we want:
+// two ranks in different namespaces of one kernel cannot reach each other
+// this way, and the runtime then uses TCP. Reaching the socket is not
+// proof of sharing /dev/shm (a container may have its own); the runtime's
+// topology facts decide whether to try shm at all, and this package only
+// makes Dial fail clearly, never hang, when the peer is not there.
+//
+// Abstract sockets have no permissions, and /proc/net/unix lists their
+// names: the tag is 128 random bits, which the runtime publishes through
+// the authenticated control plane (name.go), so that nobody can take a
+// rank's name before it binds it (a name taken anyway fails Listen with
+// ErrNameTaken, and the runtime goes over TCP).
 //
 // Both sides authenticate the unix connection with the job key
 // (netio.Handshake, purpose netio.PurposeShm). The dialer then creates one

@@ -27,7 +27,7 @@ func Example() {
 	defer ln.Close()
 
 	go func() {
-		l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: job, Key: key, Self: 1, Peer: 0})
+		l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 1, Peer: 0})
 		if err != nil {
 			fmt.Println(err)
 			return

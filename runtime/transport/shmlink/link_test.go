@@ -62,7 +62,7 @@ func pairWith(t testing.TB, cfg DialConfig) (listener, dialer *Link) {
 	}
 	dc := make(chan res, 1)
 	go func() {
-		cfg.JobID, cfg.Key, cfg.Self, cfg.Peer = job, key, 1, 0
+		cfg.JobID, cfg.Addr, cfg.Key, cfg.Self, cfg.Peer = job, ln.Addr(), key, 1, 0
 		l, err := Dial(ctx, cfg)
 		dc <- res{l, err}
 	}()

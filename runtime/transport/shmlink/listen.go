@@ -43,11 +43,32 @@ type accepted struct {
 	peer int
 }
 
-// Listen starts accepting links for rank of job jobID on the abstract unix
-// socket @hcclrun/<jobID>/<rank>. key is the job key; log receives the
-// WARN lines for dropped connections (nil discards them).
+// ListenConfig holds the knobs of a Listener. The zero value is ready to
+// use.
+type ListenConfig struct {
+	// Tag is the last element of the socket name (name.go); "" draws 128
+	// random bits, which nobody can guess. Whoever knows a tag can take
+	// the name first, and Listen then fails with ErrNameTaken: tests set
+	// one to make that happen.
+	Tag string
+}
+
+// Listen is ListenConfig.Listen with the zero ListenConfig.
 func Listen(jobID string, rank int, key []byte, log *slog.Logger) (*Listener, error) {
-	addr, err := socketName(jobID, rank)
+	return ListenConfig{}.Listen(jobID, rank, key, log)
+}
+
+// Listen starts accepting links for rank of job jobID on an abstract unix
+// socket of a name of its own (Addr), which dialers must be told. key is
+// the job key; log receives the WARN lines for dropped connections (nil
+// discards them). A name already taken fails with an error wrapping
+// ErrNameTaken.
+func (lc ListenConfig) Listen(jobID string, rank int, key []byte, log *slog.Logger) (*Listener, error) {
+	tag := lc.Tag
+	if tag == "" {
+		tag = randomTag()
+	}
+	addr, err := socketName(jobID, rank, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +78,7 @@ func Listen(jobID string, rank int, key []byte, log *slog.Logger) (*Listener, er
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("shmlink: rank %d listen on %s: another process of job %s already holds this rank in this network namespace: %w", rank, addr, jobID, err)
+			return nil, fmt.Errorf("shmlink: rank %d listen on %s: %w (%w)", rank, addr, ErrNameTaken, err)
 		}
 		return nil, fmt.Errorf("shmlink: rank %d listen on %s: %w", rank, addr, err)
 	}
@@ -71,7 +92,8 @@ func Listen(jobID string, rank int, key []byte, log *slog.Logger) (*Listener, er
 	return l, nil
 }
 
-// Addr returns the socket name, e.g. "@hcclrun/job42/0".
+// Addr returns the socket name, e.g. "@hcclrun/job42/0/3f9c...": what the
+// dialers put in DialConfig.Addr.
 func (l *Listener) Addr() string { return l.addr }
 
 func (l *Listener) acceptLoop() {

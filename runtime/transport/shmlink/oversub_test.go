@@ -24,6 +24,7 @@ const (
 	ringRankEnv = "HCCLRUN_SHMLINK_TEST_RANK"
 	ringSizeEnv = "HCCLRUN_SHMLINK_TEST_SIZE"
 	ringLapsEnv = "HCCLRUN_SHMLINK_TEST_LAPS"
+	ringTagEnv  = "HCCLRUN_SHMLINK_TEST_TAG"
 )
 
 const stopSeq = ^uint64(0)
@@ -45,7 +46,10 @@ func runTokenRing() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	ln, err := Listen(job, rank, key, nil)
+	// The ranks share a tag, so that each knows its neighbours' names
+	// without a control plane.
+	tag := os.Getenv(ringTagEnv)
+	ln, err := ListenConfig{Tag: tag}.Listen(job, rank, key, nil)
 	if err != nil {
 		return err
 	}
@@ -63,7 +67,11 @@ func runTokenRing() error {
 			accepts++
 			continue
 		}
-		l, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: rank, Peer: p, RingBytes: 64 << 10})
+		addr, err := socketName(job, p, tag)
+		if err != nil {
+			return err
+		}
+		l, err := Dial(ctx, DialConfig{JobID: job, Addr: addr, Key: key, Self: rank, Peer: p, RingBytes: 64 << 10})
 		if err != nil {
 			return err
 		}
@@ -151,7 +159,7 @@ func runTokenRing() error {
 // CPU time per hop and reports the median hop latency.
 func TestOversubscribedTokenRing(t *testing.T) {
 	const size, laps = 8, 300
-	job, key := newJobID(), newKey(t)
+	job, key, tag := newJobID(), newKey(t), randomTag()
 	type rank struct {
 		cmd   *exec.Cmd
 		out   *bufio.Scanner
@@ -162,7 +170,7 @@ func TestOversubscribedTokenRing(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), childRoleEnv+"=token-ring", childJobEnv+"="+job,
 			childKeyEnv+"="+hex.EncodeToString(key), ringRankEnv+"="+strconv.Itoa(r),
-			ringSizeEnv+"="+strconv.Itoa(size), ringLapsEnv+"="+strconv.Itoa(laps))
+			ringSizeEnv+"="+strconv.Itoa(size), ringLapsEnv+"="+strconv.Itoa(laps), ringTagEnv+"="+tag)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {

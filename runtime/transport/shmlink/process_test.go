@@ -27,6 +27,7 @@ const (
 	childRoleEnv = "HCCLRUN_SHMLINK_TEST_CHILD"
 	childJobEnv  = "HCCLRUN_SHMLINK_TEST_JOB"
 	childKeyEnv  = "HCCLRUN_SHMLINK_TEST_KEY"
+	childAddrEnv = "HCCLRUN_SHMLINK_TEST_ADDR" // the parent's socket, for the dialling roles
 )
 
 func TestMain(m *testing.M) {
@@ -58,6 +59,9 @@ func TestMain(m *testing.M) {
 //	listen-only:   rank 0, listens until stdin closes.
 //	wait-listener: rank 0, listens, accepts rank 1, sends one frame, then
 //	               blocks in RecvHeader until killed.
+//
+// The listening roles print "listening <addr>" first; the dialling ones
+// dial the parent's socket, childAddrEnv.
 func runChild(role string) error {
 	key, err := hex.DecodeString(os.Getenv(childKeyEnv))
 	if err != nil {
@@ -72,7 +76,7 @@ func runChild(role string) error {
 			return err
 		}
 		defer ln.Close()
-		fmt.Println("listening")
+		fmt.Println("listening", ln.Addr())
 		// Until the parent is done with us (stdin closes).
 		io.Copy(io.Discard, os.Stdin)
 		return nil
@@ -82,7 +86,7 @@ func runChild(role string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Println("listening")
+		fmt.Println("listening", ln.Addr())
 		if link, _, err = ln.Accept(ctx); err != nil {
 			return err
 		}
@@ -93,7 +97,7 @@ func runChild(role string) error {
 		if role == "source" {
 			ring = 0
 		}
-		if link, err = Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ring}); err != nil {
+		if link, err = Dial(ctx, DialConfig{JobID: job, Addr: os.Getenv(childAddrEnv), Key: key, Self: 1, Peer: 0, RingBytes: ring}); err != nil {
 			return err
 		}
 	}
@@ -184,10 +188,12 @@ type child struct {
 	lines *bufio.Scanner
 }
 
-func startChild(t *testing.T, role, job string, key []byte) *child {
+// startChild starts a child in role; addr is the socket of the parent's
+// listener, for a dialling role ("" for a listening one).
+func startChild(t *testing.T, role, job, addr string, key []byte) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childRoleEnv+"="+role, childJobEnv+"="+job, childKeyEnv+"="+hex.EncodeToString(key))
+	cmd.Env = append(os.Environ(), childRoleEnv+"="+role, childJobEnv+"="+job, childAddrEnv+"="+addr, childKeyEnv+"="+hex.EncodeToString(key))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -206,16 +212,28 @@ func startChild(t *testing.T, role, job string, key []byte) *child {
 // expect waits for the child to print line.
 func (c *child) expect(t *testing.T, line string) {
 	t.Helper()
+	if rest := c.expectWord(t, line); rest != "" {
+		t.Fatalf("child printed %q, want %q", c.lines.Text(), line)
+	}
+}
+
+// expectWord waits for the child to print a line that starts with word
+// and returns the rest of it, e.g. the address after "listening".
+func (c *child) expectWord(t *testing.T, word string) string {
+	t.Helper()
 	done := make(chan bool, 1)
-	go func() { done <- c.lines.Scan() && c.lines.Text() == line }()
+	go func() {
+		done <- c.lines.Scan() && (c.lines.Text() == word || strings.HasPrefix(c.lines.Text(), word+" "))
+	}()
 	select {
 	case ok := <-done:
 		if !ok {
-			t.Fatalf("child did not print %q (got %q, %v)", line, c.lines.Text(), c.lines.Err())
+			t.Fatalf("child did not print %q (got %q, %v)", word, c.lines.Text(), c.lines.Err())
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatalf("child did not print %q within 20 s", line)
+		t.Fatalf("child did not print %q within 20 s", word)
 	}
+	return strings.TrimPrefix(strings.TrimPrefix(c.lines.Text(), word), " ")
 }
 
 // killDuring runs call, which must block on the child, SIGKILLs the child
@@ -292,7 +310,7 @@ func childLink(t *testing.T, ctx context.Context, role string) (*Link, *child) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	c := startChild(t, role, job, key)
+	c := startChild(t, role, job, ln.Addr(), key)
 	link, peer, err := ln.Accept(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -372,15 +390,15 @@ func TestPeerKilled(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer ln.Close()
-				c = startChild(t, role, job, key)
+				c = startChild(t, role, job, ln.Addr(), key)
 				if link, _, err = ln.Accept(ctx); err != nil {
 					t.Fatal(err)
 				}
 			} else {
-				c = startChild(t, role, job, key)
-				c.expect(t, "listening")
+				c = startChild(t, role, job, "", key)
+				addr := c.expectWord(t, "listening")
 				var err error
-				if link, err = Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: 64 << 10}); err != nil {
+				if link, err = Dial(ctx, DialConfig{JobID: job, Addr: addr, Key: key, Self: 1, Peer: 0, RingBytes: 64 << 10}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -437,7 +455,7 @@ func TestOtherNetworkNamespace(t *testing.T) {
 	})
 	c := &child{cmd: cmd, lines: bufio.NewScanner(out)}
 	ready := make(chan bool, 1)
-	go func() { ready <- c.lines.Scan() && c.lines.Text() == "listening" }()
+	go func() { ready <- c.lines.Scan() && strings.HasPrefix(c.lines.Text(), "listening ") }()
 	select {
 	case ok := <-ready:
 		if !ok {
@@ -446,8 +464,9 @@ func TestOtherNetworkNamespace(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("child did not start within 20 s")
 	}
+	addr := strings.TrimPrefix(c.lines.Text(), "listening ")
 	start := time.Now()
-	_, err = Dial(testCtx(t, 10*time.Second), DialConfig{JobID: job, Key: key, Self: 1, Peer: 0})
+	_, err = Dial(testCtx(t, 10*time.Second), DialConfig{JobID: job, Addr: addr, Key: key, Self: 1, Peer: 0})
 	if err == nil || !strings.Contains(err.Error(), "nobody listens") {
 		t.Fatalf("dial across network namespaces: %v, want \"nobody listens\"", err)
 	}
@@ -456,7 +475,8 @@ func TestOtherNetworkNamespace(t *testing.T) {
 	}
 	// The same rank is reachable from its own namespace: listening in ours
 	// under the same name does not collide with it.
-	ln, err := Listen(job, 0, key, nil)
+	tag := addr[strings.LastIndexByte(addr, '/')+1:]
+	ln, err := ListenConfig{Tag: tag}.Listen(job, 0, key, nil)
 	if err != nil {
 		t.Fatalf("listen under the same name in our namespace: %v", err)
 	}

@@ -2,7 +2,6 @@ package shmlink
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/bits"
 	"time"
@@ -147,27 +146,6 @@ func SegmentBytes(ringBytes int) (int, error) {
 		return 0, err
 	}
 	return 2 * shm.RingBytes(c), nil
-}
-
-// socketName is the abstract unix socket a rank listens on. The leading
-// '@' makes Go use the abstract namespace: no file, nothing to clean up.
-func socketName(jobID string, rank int) (string, error) {
-	if jobID == "" {
-		return "", errors.New("shmlink: empty job id")
-	}
-	for _, c := range jobID {
-		if c == '/' || c == 0 {
-			return "", fmt.Errorf("shmlink: job id %q contains '/' or NUL", jobID)
-		}
-	}
-	if rank < 0 {
-		return "", fmt.Errorf("shmlink: rank %d", rank)
-	}
-	name := fmt.Sprintf("@hcclrun/%s/%d", jobID, rank)
-	if len(name) > 107 { // sun_path is 108 bytes
-		return "", fmt.Errorf("shmlink: job id of %d bytes makes the socket name too long", len(jobID))
-	}
-	return name, nil
 }
 
 // ringsOf returns the two rings of a link segment: ring 0 carries the

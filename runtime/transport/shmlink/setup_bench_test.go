@@ -47,7 +47,7 @@ func BenchmarkSetup(b *testing.B) {
 					}
 					done <- l
 				}()
-				d, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: ring, Segment: shm.Options{Lazy: c.lazy}})
+				d, err := Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 1, Peer: 0, RingBytes: ring, Segment: shm.Options{Lazy: c.lazy}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -112,29 +112,80 @@ func TestFitRingBytes(t *testing.T) {
 }
 
 func TestSocketName(t *testing.T) {
+	tag := randomTag()
 	tests := []struct {
 		job  string
 		rank int
+		tag  string
 		want string // "" means an error
 	}{
-		{"job42", 3, "@hcclrun/job42/3"},
-		{"a-b_c.d", 0, "@hcclrun/a-b_c.d/0"},
-		{"", 0, ""},
-		{"x/y", 0, ""},
-		{"x\x00y", 0, ""},
-		{"job", -1, ""},
-		{strings.Repeat("j", 100), 0, ""},
+		{"job42", 3, "t1", "@hcclrun/job42/3/t1"},
+		{"a-b_c.d", 0, "X_y-9", "@hcclrun/a-b_c.d/0/X_y-9"},
+		{"", 0, "t", ""},
+		{"x/y", 0, "t", ""},
+		{"x\x00y", 0, "t", ""},
+		{"job", -1, "t", ""},
+		{"job", 0, "", ""},
+		{"job", 0, "a/b", ""},
+		{"job", 0, "a b", ""},
+		{"job", 0, strings.Repeat("t", maxTag+1), ""},
+		// The launcher's ids ("hccl-" and 12 hex digits) fit with the
+		// random tag at any rank count the control plane allows, and so
+		// does an id of 50 bytes.
+		{"hccl-0123456789ab", 65535, tag, "@hcclrun/hccl-0123456789ab/65535/" + tag},
+		{strings.Repeat("j", 50), 65535, tag, "@hcclrun/" + strings.Repeat("j", 50) + "/65535/" + tag},
+		{strings.Repeat("j", 70), 0, tag, ""},
 	}
 	for _, tt := range tests {
-		got, err := socketName(tt.job, tt.rank)
+		got, err := socketName(tt.job, tt.rank, tt.tag)
 		if tt.want == "" {
 			if err == nil {
-				t.Errorf("socketName(%q, %d) = %q, want an error", tt.job, tt.rank, got)
+				t.Errorf("socketName(%q, %d, %q) = %q, want an error", tt.job, tt.rank, tt.tag, got)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("socketName(%q, %d) = %q, %v; want %q", tt.job, tt.rank, got, err, tt.want)
+			t.Errorf("socketName(%q, %d, %q) = %q, %v; want %q", tt.job, tt.rank, tt.tag, got, err, tt.want)
+		}
+		if len(got) > maxName {
+			t.Errorf("socketName(%q, %d, %q) is %d bytes, more than sun_path holds", tt.job, tt.rank, tt.tag, len(got))
+		}
+	}
+}
+
+// TestNamesAreUnguessable: two listeners of the same job and rank (as
+// a squatter and the rank would be) get different names, each with 128
+// bits of randomness, and a dialer accepts only a name of its job and
+// peer.
+func TestNamesAreUnguessable(t *testing.T) {
+	job := newJobID()
+	seen := map[string]bool{}
+	for range 2 {
+		ln, err := Listen(job, 0, newKey(t), nil)
+		if err != nil {
+			t.Fatalf("listen twice as rank 0: %v", err)
+		}
+		defer ln.Close()
+		tag, ok := strings.CutPrefix(ln.Addr(), "@hcclrun/"+job+"/0/")
+		if !ok || len(tag) != 2*tagBytes || seen[tag] {
+			t.Errorf("Addr() = %q, want @hcclrun/%s/0/ and a fresh tag of %d hex digits", ln.Addr(), job, 2*tagBytes)
+		}
+		seen[tag] = true
+	}
+	for _, tt := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"@hcclrun/" + job + "/0/abc", true},
+		{"@hcclrun/" + job + "/0", false},
+		{"@hcclrun/" + job + "/0/", false},
+		{"@hcclrun/" + job + "/1/abc", false},
+		{"@hcclrun/other/0/abc", false},
+		{"@hcclrun/" + job + "/0/abc/../x", false},
+		{"/tmp/sock", false},
+	} {
+		if err := checkAddr(tt.addr, job, 0); (err == nil) != tt.ok {
+			t.Errorf("checkAddr(%q, rank 0) = %v, want ok %v", tt.addr, err, tt.ok)
 		}
 	}
 }
@@ -164,14 +215,14 @@ func TestStrangersAreDropped(t *testing.T) {
 	garbage.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
 	garbage.Close()
 
-	_, err = Dial(ctx, DialConfig{JobID: job, Key: newKey(t), Self: 2, Peer: 0})
+	_, err = Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: newKey(t), Self: 2, Peer: 0})
 	if !errors.Is(err, netio.ErrAuth) {
 		t.Errorf("dial with a wrong key: %v, want netio.ErrAuth", err)
 	}
 
 	dc := make(chan error, 1)
 	go func() {
-		l, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: 4096})
+		l, err := Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 1, Peer: 0, RingBytes: 4096})
 		if err == nil {
 			defer l.Close()
 			if l.Peer() != 0 || l.Self() != 1 {
@@ -208,16 +259,22 @@ func TestStrangersAreDropped(t *testing.T) {
 }
 
 func TestDialFailsClearly(t *testing.T) {
-	key := newKey(t)
+	key, job := newKey(t), newJobID()
+	addr, err := socketName(job, 0, randomTag())
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		cfg  DialConfig
 		want string
 	}{
-		{"nobody listens", DialConfig{JobID: newJobID(), Key: key, Self: 1, Peer: 0}, "nobody listens on @hcclrun/"},
-		{"dial itself", DialConfig{JobID: "j", Key: key, Self: 1, Peer: 1}, "cannot dial itself"},
-		{"bad ring", DialConfig{JobID: "j", Key: key, Self: 1, Peer: 0, RingBytes: 100}, "ring of 100 bytes"},
-		{"bad job", DialConfig{JobID: "", Key: key, Self: 1, Peer: 0}, "empty job id"},
+		{"nobody listens", DialConfig{JobID: job, Addr: addr, Key: key, Self: 1, Peer: 0}, "nobody listens on @hcclrun/"},
+		{"dial itself", DialConfig{JobID: job, Addr: addr, Key: key, Self: 1, Peer: 1}, "cannot dial itself"},
+		{"bad ring", DialConfig{JobID: job, Addr: addr, Key: key, Self: 1, Peer: 0, RingBytes: 100}, "ring of 100 bytes"},
+		{"bad job", DialConfig{JobID: "", Addr: addr, Key: key, Self: 1, Peer: 0}, "empty job id"},
+		{"no name", DialConfig{JobID: job, Key: key, Self: 1, Peer: 0}, "rank 0 has no shared-memory socket"},
+		{"name of another rank", DialConfig{JobID: job, Addr: addr, Key: key, Self: 1, Peer: 2}, "is not one of rank 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,7 +305,7 @@ func TestDialNoSpace(t *testing.T) {
 	}
 	defer ln.Close()
 	small := func(string) (uint64, error) { return 64 << 20, nil }
-	_, err = Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: 256 << 20,
+	_, err = Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 1, Peer: 0, RingBytes: 256 << 20,
 		Segment: shm.Options{FreeSpace: small}})
 	if !errors.Is(err, shm.ErrNoSpace) {
 		t.Fatalf("err = %v, want shm.ErrNoSpace", err)
@@ -258,7 +315,7 @@ func TestDialNoSpace(t *testing.T) {
 	}
 	dc := make(chan error, 1)
 	go func() {
-		l, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 1, Peer: 0, RingBytes: 4096})
+		l, err := Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 1, Peer: 0, RingBytes: 4096})
 		if err == nil {
 			l.Close()
 		}
@@ -274,20 +331,38 @@ func TestDialNoSpace(t *testing.T) {
 	}
 }
 
-func TestListenTwice(t *testing.T) {
-	job := newJobID()
-	ln, err := Listen(job, 0, newKey(t), nil)
+// TestNameTaken: a name already bound (by a process that knew the tag)
+// fails Listen with ErrNameTaken and a message that says so, not one
+// that blames a rank of the job; the same rank listens on a fresh name
+// and another rank under the same tag, which the runtime relies on to
+// go on over TCP.
+func TestNameTaken(t *testing.T) {
+	job, tag := newJobID(), randomTag()
+	name, err := socketName(job, 1, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	if _, err := Listen(job, 0, newKey(t), nil); err == nil || !strings.Contains(err.Error(), "already holds this rank") {
-		t.Fatalf("second Listen: %v", err)
+	squat, err := net.ListenUnix("unix", &net.UnixAddr{Name: name, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ln2, err := Listen(job, 1, newKey(t), nil); err != nil {
-		t.Fatalf("Listen of another rank: %v", err)
-	} else {
-		ln2.Close()
+	defer squat.Close()
+	_, err = ListenConfig{Tag: tag}.Listen(job, 1, newKey(t), nil)
+	if !errors.Is(err, ErrNameTaken) || !strings.Contains(err.Error(), "rank 1 listen on "+name+": shmlink: socket name taken by another process") {
+		t.Fatalf("listen on a taken name: %v, want ErrNameTaken naming rank 1 and %s", err, name)
+	}
+	if strings.Contains(err.Error(), "already holds this rank") {
+		t.Errorf("the error blames a rank of the job: %v", err)
+	}
+	for _, lc := range []struct {
+		cfg  ListenConfig
+		rank int
+	}{{ListenConfig{}, 1}, {ListenConfig{Tag: tag}, 0}} {
+		ln, err := lc.cfg.Listen(job, lc.rank, newKey(t), nil)
+		if err != nil {
+			t.Fatalf("listen as rank %d with %+v: %v", lc.rank, lc.cfg, err)
+		}
+		ln.Close()
 	}
 }
 
@@ -331,7 +406,7 @@ func TestChannelIsCarried(t *testing.T) {
 	defer ln.Close()
 	dc := make(chan error, 1)
 	go func() {
-		l, err := Dial(ctx, DialConfig{JobID: job, Key: key, Self: 5, Peer: 0, Channel: 3, RingBytes: 4096})
+		l, err := Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 5, Peer: 0, Channel: 3, RingBytes: 4096})
 		if err == nil {
 			if l.Channel() != 3 {
 				err = fmt.Errorf("dialer side channel %d", l.Channel())
