@@ -39,11 +39,12 @@ type DialConfig struct {
 	Segment shm.Options
 }
 
-// Dial connects to the peer's Listener, authenticates, creates the segment
-// holding both rings and hands it over. It makes one attempt: a peer that
-// is not listening (not started, already gone, or in another network
-// namespace) fails at once with an error saying so, and a peer that
-// answers but stalls fails when ctx ends or after 10 s.
+// Dial connects to the peer's Listener, checks that it runs as this
+// process's user, authenticates, creates the segment holding both rings
+// and hands it over. It makes one attempt: a peer that is not listening
+// (not started, already gone, or in another network namespace) fails at
+// once with an error saying so, and a peer that answers but stalls fails
+// when ctx ends or after 10 s.
 func Dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	l, err := dial(ctx, cfg)
 	if err != nil {
@@ -90,6 +91,9 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 			conn.Close()
 		}
 	}()
+	if err := checkPeerUser(conn); err != nil {
+		return nil, fmt.Errorf("%s belongs to %w", addr, err)
+	}
 	me := netio.Hello{Purpose: netio.PurposeShm, Rank: uint32(cfg.Self), Tag: uint32(cfg.Channel)}
 	them, err := netio.Handshake(ctx, conn, cfg.Key, netio.RoleClient, me)
 	if err != nil {

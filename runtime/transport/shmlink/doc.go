@@ -13,11 +13,16 @@
 // topology facts decide whether to try shm at all, and this package only
 // makes Dial fail clearly, never hang, when the peer is not there.
 //
-// Abstract sockets have no permissions, and /proc/net/unix lists their
-// names: the tag is 128 random bits, which the runtime publishes through
-// the authenticated control plane (name.go), so that nobody can take a
-// rank's name before it binds it (a name taken anyway fails Listen with
-// ErrNameTaken, and the runtime goes over TCP).
+// Abstract sockets have no permissions, so the set-up defends itself
+// against the host's other users: the tag is 128 random bits, which the
+// runtime publishes through the authenticated control plane (name.go), so
+// that nobody can take a rank's name before it binds it (a name taken
+// anyway fails Listen with ErrNameTaken, and the runtime goes over TCP);
+// both sides check that the other end runs as their own user
+// (SO_PEERCRED, peercred.go) before anything else; at most MaxSetups
+// connections of this user wait for their handshake, the oldest evicted
+// by a newer one (admit.go); and the warnings about refused connections
+// are rate-limited (internal/ratelog).
 //
 // Both sides authenticate the unix connection with the job key
 // (netio.Handshake, purpose netio.PurposeShm). The dialer then creates one

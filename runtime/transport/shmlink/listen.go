@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hcclrun/hcclrun/internal/ratelog"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/shm"
 )
@@ -20,16 +22,36 @@ import (
 // ErrListenerClosed is returned by Accept after Close.
 var ErrListenerClosed = errors.New("shmlink: listener closed")
 
+// A flood of refused connections (another user's, a port scan of this
+// user's) logs the first refusedBurst in full, then one line per
+// refusedEvery with the count, and one at Close: a handful of lines
+// instead of one per connection.
+const (
+	refusedBurst = 5
+	refusedEvery = 5 * time.Second
+)
+
 // Listener accepts links from higher ranks of the same job on this host.
-// Each incoming connection is set up (handshake, segment) in a goroutine of
-// its own, so a stranger or a stalled peer delays nobody; failures are
-// logged at WARN and dropped. Its methods are safe for concurrent use.
+// A connection from another user is refused at once (peercred.go); each
+// other one is set up (handshake, segment) in a goroutine of its own, so
+// a stranger or a stalled peer delays nobody, and at most MaxSetups of
+// them at a time before authentication (admit.go). Refused, evicted and
+// dropped connections are logged at WARN, rate-limited. Its methods are
+// safe for concurrent use.
 type Listener struct {
 	rank int
 	key  []byte
 	addr string
 	ln   *net.UnixListener
 	log  *slog.Logger
+
+	setups setups
+	// limit rate-limits the WARN lines about refused connections;
+	// foreign, evicted and dropped count them by kind.
+	limit   *ratelog.Limiter
+	foreign atomic.Int64 // from another user
+	evicted atomic.Int64 // by newer connections
+	dropped atomic.Int64 // failed their set-up, not by a rank of the job
 
 	ready  chan accepted
 	ctx    context.Context // cancelled by Close: aborts set-ups in progress
@@ -51,6 +73,9 @@ type ListenConfig struct {
 	// the name first, and Listen then fails with ErrNameTaken: tests set
 	// one to make that happen.
 	Tag string
+	// MaxSetups bounds the set-ups in progress not authenticated yet;
+	// zero means DefaultMaxSetups.
+	MaxSetups int
 }
 
 // Listen is ListenConfig.Listen with the zero ListenConfig.
@@ -60,9 +85,9 @@ func Listen(jobID string, rank int, key []byte, log *slog.Logger) (*Listener, er
 
 // Listen starts accepting links for rank of job jobID on an abstract unix
 // socket of a name of its own (Addr), which dialers must be told. key is
-// the job key; log receives the WARN lines for dropped connections (nil
-// discards them). A name already taken fails with an error wrapping
-// ErrNameTaken.
+// the job key; log receives the WARN lines for refused and dropped
+// connections (nil discards them). A name already taken fails with an
+// error wrapping ErrNameTaken.
 func (lc ListenConfig) Listen(jobID string, rank int, key []byte, log *slog.Logger) (*Listener, error) {
 	tag := lc.Tag
 	if tag == "" {
@@ -86,6 +111,13 @@ func (lc ListenConfig) Listen(jobID string, rank int, key []byte, log *slog.Logg
 	l := &Listener{
 		rank: rank, key: append([]byte(nil), key...), addr: addr, ln: ln, log: log,
 		ready: make(chan accepted), ctx: ctx, cancel: cancel,
+		limit: ratelog.New(refusedBurst, refusedEvery, func(n int, over time.Duration) {
+			log.Warn(fmt.Sprintf("shmlink: refused %d more connections in the last %v", n, over.Round(100*time.Millisecond)), "rank", rank, "addr", addr)
+		}),
+	}
+	l.setups.max = lc.MaxSetups
+	if l.setups.max <= 0 {
+		l.setups.max = DefaultMaxSetups
 	}
 	l.wg.Add(1)
 	go l.acceptLoop()
@@ -105,7 +137,7 @@ func (l *Listener) acceptLoop() {
 				return
 			}
 			// EMFILE and friends: back off instead of spinning.
-			l.log.Warn("shmlink: accept failed", "rank", l.rank, "addr", l.addr, "err", err)
+			l.warn("shmlink: accept failed", "err", err)
 			select {
 			case <-time.After(50 * time.Millisecond):
 			case <-l.ctx.Done():
@@ -113,26 +145,45 @@ func (l *Listener) acceptLoop() {
 			}
 			continue
 		}
+		// Before anything that costs: another user's connection gets
+		// no goroutine, no slot and no handshake.
+		if err := checkPeerUser(c); err != nil {
+			c.Close()
+			l.foreign.Add(1)
+			l.warn("shmlink: refused a connection", "err", err)
+			continue
+		}
+		su, evicted := l.setups.admit(c)
+		if evicted != nil {
+			l.evicted.Add(1)
+			l.warn("shmlink: evicted the oldest set-up in progress", "limit", l.setups.max)
+		}
 		l.wg.Add(1)
-		go l.setup(c)
+		go l.setup(su)
 	}
 }
 
 // setup turns one connection into a Link and offers it to Accept.
-func (l *Listener) setup(conn *net.UnixConn) {
+func (l *Listener) setup(su *setup) {
 	defer l.wg.Done()
-	link, peer, err := l.serve(conn)
+	conn := su.conn
+	link, peer, err := l.serve(su)
 	if err != nil {
+		// Off the list first, so that a failed set-up is not evicted
+		// (and counted) as well.
+		evicted := !l.setups.settle(su)
 		conn.Close()
 		var gaveUp *dialerGaveUp
 		switch {
 		case l.ctx.Err() != nil:
+		case evicted: // counted when it was evicted
 		case errors.As(err, &gaveUp):
 			// An authenticated rank that hung up before the segment
 			// came (its /dev/shm full, say) says why itself.
 			l.log.Debug("shmlink: a rank gave up its link", "rank", l.rank, "peer", gaveUp.peer, "err", gaveUp.err)
 		default:
-			l.log.Warn("shmlink: dropped a connection", "rank", l.rank, "addr", l.addr, "err", err)
+			l.dropped.Add(1)
+			l.warn("shmlink: dropped a connection", "err", err)
 		}
 		return
 	}
@@ -143,13 +194,19 @@ func (l *Listener) setup(conn *net.UnixConn) {
 	}
 }
 
-func (l *Listener) serve(conn *net.UnixConn) (*Link, int, error) {
+func (l *Listener) serve(su *setup) (*Link, int, error) {
+	conn := su.conn
 	ctx, cancel := context.WithTimeout(l.ctx, setupTimeout)
 	defer cancel()
 	me := netio.Hello{Purpose: netio.PurposeShm, Rank: uint32(l.rank)}
 	them, err := netio.Handshake(ctx, conn, l.key, netio.RoleServer, me)
 	if err != nil {
 		return nil, 0, err
+	}
+	// Authenticated: a rank of the job, which no newer connection may
+	// evict any more.
+	if !l.setups.settle(su) {
+		return nil, 0, errors.New("evicted")
 	}
 	if them.Purpose != netio.PurposeShm {
 		return nil, 0, fmt.Errorf("connection for %v, not shm", them.Purpose)
@@ -202,6 +259,14 @@ func (l *Listener) serve(conn *net.UnixConn) (*Link, int, error) {
 	return nil, 0, fmt.Errorf("rank %d: %w", peer, err)
 }
 
+// warn logs a refused connection at WARN, or counts it for the next
+// report (refusedBurst).
+func (l *Listener) warn(msg string, args ...any) {
+	if l.limit.Allow() {
+		l.log.Warn(msg, append([]any{"rank", l.rank, "addr", l.addr}, args...)...)
+	}
+}
+
 // Accept waits for the next link and returns it with the peer's rank (as
 // proved in the handshake).
 func (l *Listener) Accept(ctx context.Context) (*Link, int, error) {
@@ -223,6 +288,7 @@ func (l *Listener) Close() error {
 		l.cancel()
 		err = l.ln.Close()
 		l.wg.Wait()
+		l.limit.Close() // every refusal is counted by now: report the rest
 	})
 	return err
 }

@@ -33,8 +33,11 @@ const (
 func TestMain(m *testing.M) {
 	if role := os.Getenv(childRoleEnv); role != "" {
 		run := runChild
-		if role == "token-ring" {
+		switch role {
+		case "token-ring":
 			run = func(string) error { return runTokenRing() }
+		case "foreign-probe":
+			run = func(string) error { return runForeignProbe() }
 		}
 		if err := run(role); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
