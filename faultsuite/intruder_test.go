@@ -22,6 +22,7 @@ import (
 // port scan (connect, close), and silently (held open until the job ends).
 // The strangers are refused, and the job is undisturbed: every rank
 // finishes the same number of checked AllReduces and hcclrun exits 0.
+// Another user attacks the shared-memory sockets in shmintruder_test.go.
 func TestIntruders(t *testing.T) {
 	j := startJob(t, []string{"HCCL_SHM_DISABLE=1"}, nil, args(faultProg, "-mode", "loop", "-count", "4096", "-for", "8s")...)
 	rs := j.ranks(4, 30*time.Second)
