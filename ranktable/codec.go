@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -117,12 +118,13 @@ func (t *Table) Marshal() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// ReadFile reads, parses and validates the rank table at path. Errors are
-// prefixed with the path.
+// ReadFile reads, parses and validates the rank table at path, refusing a
+// file of more than MaxFileBytes before reading it. Errors are prefixed
+// with the path.
 func ReadFile(path string) (*Table, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path)
 	if err != nil {
-		return nil, fmt.Errorf("ranktable: %w", err)
+		return nil, err
 	}
 	t, err := Parse(data)
 	if err == nil {
@@ -132,6 +134,31 @@ func ReadFile(path string) (*Table, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
+}
+
+// readBounded reads at most MaxFileBytes of path: a regular file that is
+// larger is refused from its size, anything else (a pipe, /dev/zero) when
+// it yields more.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("ranktable: %w", err)
+	}
+	defer f.Close()
+	tooBig := func(size string) error {
+		return fmt.Errorf("ranktable: %s: %smore than the %d MiB a rank table may have", path, size, MaxFileBytes>>20)
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxFileBytes {
+		return nil, tooBig(fmt.Sprintf("%d bytes, ", fi.Size()))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("ranktable: %w", err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, tooBig("")
+	}
+	return data, nil
 }
 
 // WriteFile validates t and writes it to path with mode 0600 (it is only for

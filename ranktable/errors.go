@@ -22,9 +22,14 @@ func (e *FieldError) Error() string {
 	return e.Path + ": " + e.Msg
 }
 
-// fieldErr builds the usual FieldError: the quoted value and why it is wrong.
+// fieldErr builds the usual FieldError: the quoted value (cut to
+// maxQuoted bytes) and why it is wrong.
 func fieldErr(path, value, why string) *FieldError {
-	return &FieldError{Path: path, Value: value, Msg: fmt.Sprintf("%q %s", value, why)}
+	q := fmt.Sprintf("%q", cut(value))
+	if len(value) > maxQuoted {
+		q = fmt.Sprintf("%s (%d bytes)", q, len(value))
+	}
+	return &FieldError{Path: path, Value: value, Msg: q + " " + why}
 }
 
 func serverPath(i int) string    { return fmt.Sprintf("server_list[%d]", i) }

@@ -51,6 +51,13 @@ func Generate(spec Spec) (*Table, error) {
 	if len(spec.Servers) == 0 {
 		return nil, fmt.Errorf("ranktable: generate: no servers")
 	}
+	total := 0
+	for _, ss := range spec.Servers {
+		if ss.Ranks > MaxRanks || total+ss.Ranks > MaxRanks {
+			return nil, fmt.Errorf("ranktable: generate: more than the %d ranks a job may have", MaxRanks)
+		}
+		total += max(ss.Ranks, 0)
+	}
 	rank := 0
 	for i, ss := range spec.Servers {
 		if ss.Ranks < 1 {

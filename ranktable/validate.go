@@ -12,7 +12,8 @@ import (
 //
 //   - status is "completed" and version is "1.0";
 //   - server_count is decimal and equals the number of servers; there is at
-//     least one server, and every server has at least one device;
+//     least one server, every server has at least one device, and there
+//     are at most MaxRanks devices in all;
 //   - server_id is non-empty and unique; host_addr, when present, is an IP
 //     address;
 //   - device_id is decimal and unique within its server; device_ip, when
@@ -45,6 +46,9 @@ func (t *Table) Validate() error {
 	}
 	if len(t.ServerList) == 0 {
 		return &FieldError{Path: "server_list", Msg: "is empty"}
+	}
+	if size := t.Size(); size > MaxRanks {
+		return &FieldError{Path: "server_list", Msg: fmt.Sprintf("holds %d ranks, more than the %d a job may have", size, MaxRanks)}
 	}
 	if t.ControlAddr != "" {
 		if why := checkHostPort(t.ControlAddr); why != "" {
