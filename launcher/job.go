@@ -134,6 +134,9 @@ func (j *Job) resolve(launch bool) (*resolved, error) {
 	if j.AbortWait < 0 {
 		return nil, usagef("abort wait must not be negative, got %v", j.AbortWait)
 	}
+	if err := checkRanks(j.NP, j.Hosts); err != nil {
+		return nil, err
+	}
 	r := &resolved{Job: j, hosts: j.Hosts, grace: j.Grace, stdout: j.Stdout, stderr: j.Stderr, log: j.Logger}
 	if r.hosts == nil {
 		if j.NP < 1 {
@@ -180,6 +183,9 @@ func (j *Job) resolve(launch bool) (*resolved, error) {
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if launch {
+		r.warnCrowded()
 	}
 	return r, nil
 }

@@ -52,6 +52,12 @@ func (j *Job) Run(ctx context.Context) error {
 
 // runPlaced connects to the placement's hosts and runs the job on them.
 func (j *Job) runPlaced(ctx context.Context) error {
+	if err := checkRanks(j.NP, nil); err != nil {
+		return err
+	}
+	if n := j.Placement.Size(); n > MaxRanks {
+		return usagef("the placement holds %d ranks, more than the %d a job may have", n, MaxRanks)
+	}
 	if j.NP != 0 && j.NP != j.Placement.Size() {
 		return usagef("np is %d but the placement holds %d ranks", j.NP, j.Placement.Size())
 	}

@@ -118,6 +118,9 @@ func jobWith(c *cli.Context, io stdio, program string, args []string) (*launcher
 	if np < 1 {
 		return nil, usageErrorf("-np must be at least 1, got %d", np)
 	}
+	if np > launcher.MaxRanks {
+		return nil, usageErrorf("-np %d is more than the %d ranks a job may have", np, launcher.MaxRanks)
+	}
 	level := slog.LevelWarn
 	if c.Bool("verbose") {
 		level = slog.LevelDebug

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,10 @@ func TestStartFailures(t *testing.T) {
 		{[]string{"-np", "1", "no-such-program-in-path"}, 127, `executable file not found in \$PATH`},
 		{[]string{"-np", "1", "NOTEXEC"}, 126, `permission denied`},
 		{[]string{"-np", "0", "prog"}, 2, `^hcclrun: -np must be at least 1, got 0 \(see 'hcclrun --help'\)\n$`},
+		// Refused before any rank is placed (it once grew to 480 MB first).
+		{[]string{"-np", "99999999999", "prog"}, 2, `^hcclrun: -np 99999999999 is more than the 65536 ranks a job may have \(see 'hcclrun --help'\)\n$`},
+		{[]string{"-np", "65537", "prog"}, 2, `^hcclrun: -np 65537 is more than the 65536 ranks a job may have`},
+		{[]string{"-H", "localhost:70000", "prog"}, 2, `^hcclrun: placement: the hosts' slots make more than the 65536 ranks a job may have \(give -np\)`},
 		{[]string{"-np", "2"}, 2, `^hcclrun: missing program`},
 		{[]string{"--timeout", "x", "prog"}, 2, `invalid value "x" for flag -timeout`},
 	}
@@ -312,18 +317,58 @@ func TestRanktableCommand(t *testing.T) {
 		{[]string{"--check", "testdata/none.json"}, 1, "", `no such file or directory`},
 		{[]string{"--check"}, 2, "", `flag needs an argument`},
 		{[]string{"-np", "0"}, 2, "", `np must be at least 1, got 0`},
+		{[]string{"-np", "70000"}, 2, "", `^hcclrun: np is 70000, more than the 65536 ranks a job may have`},
+		{[]string{"--check", "BIG"}, 1, "", `big.json: 67108865 bytes, more than the 64 MiB a rank table may have\n$`},
+		{[]string{"--check", "HUGE"}, 1, "", `huge.json: server_list: holds 300000 ranks, more than the 65536 a job may have\n$`},
 		{nil, 2, "", `missing -np`},
 		{[]string{"-np", "2", "--check", f}, 2, "", `not both`},
 		{[]string{"-np", "2", "extra"}, 2, "", `unexpected argument "extra"`},
 	}
+	big, huge := bigTables(t)
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			for i, a := range tt.args {
+				switch a {
+				case "BIG":
+					tt.args[i] = big
+				case "HUGE":
+					tt.args[i] = huge
+				}
+			}
 			res := hcclrun(t, 10*time.Second, "", append([]string{"ranktable"}, tt.args...)...)
 			if res.code != tt.code || res.stdout != tt.out || !regexp.MustCompile(tt.err).MatchString(res.stderr) {
 				t.Fatalf("exit code %d, stdout %q, stderr %q; want %d, %q, %q", res.code, res.stdout, res.stderr, tt.code, tt.out, tt.err)
 			}
 		})
 	}
+}
+
+// bigTables writes a sparse file just over ranktable.MaxFileBytes and a
+// valid-looking table of 300000 ranks (a few MiB), which --check must both
+// refuse.
+func bigTables(t *testing.T) (big, huge string) {
+	dir := t.TempDir()
+	big = filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, ranktable.MaxFileBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"status":"completed","version":"1.0","server_count":"1","server_list":[{"server_id":"h","device":[`)
+	for r := range 300000 {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"device_id":"%d","rank_id":"%d"}`, r, r)
+	}
+	b.WriteString("]}]}\n")
+	huge = filepath.Join(dir, "huge.json")
+	if err := os.WriteFile(huge, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return big, huge
 }
 
 // TestTagOutputThroughPipe runs the real binary with stdout and stderr on

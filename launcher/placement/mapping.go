@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/hcclrun/hcclrun/ranktable"
 )
 
 // MapBy is the --map-by policy: how ranks are spread over hosts.
@@ -37,7 +39,7 @@ func ParseMapBy(s string) (MapBy, error) {
 	case "node":
 		return MapByNode, nil
 	}
-	return 0, fmt.Errorf("--map-by %q: want slot or node", s)
+	return 0, fmt.Errorf("--map-by %s: want slot or node", quote(s))
 }
 
 // Options are mpirun's mapping flags.
@@ -75,7 +77,9 @@ const unlimited = int(^uint(0) >> 1)
 //     (the first hosts get the remainder), as Open MPI balances it.
 //
 // More ranks than slots without --oversubscribe, or than max_slots allow at
-// all, is an error wrapping ErrNotEnoughSlots and naming the numbers.
+// all, is an error wrapping ErrNotEnoughSlots and naming the numbers; more
+// than ranktable.MaxRanks ranks, asked for or given by the slots, is an
+// error too.
 // Whatever the policy, each host's ranks are then numbered contiguously,
 // host by host in the order given; hosts that get no rank are left out of
 // the Placement.
@@ -88,6 +92,9 @@ func Map(hosts []Host, opts Options) (*Placement, error) {
 	}
 	if opts.PerNode < 0 {
 		return nil, fmt.Errorf("placement: -N %d is negative", opts.PerNode)
+	}
+	if opts.NP > ranktable.MaxRanks {
+		return nil, fmt.Errorf("placement: -np %d is more than the %d ranks a job may have", opts.NP, ranktable.MaxRanks)
 	}
 	var counts []int
 	var err error
@@ -103,6 +110,15 @@ func Map(hosts []Host, opts Options) (*Placement, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	// Without -np the slots say how many: bounded like -np, before a
+	// rank is placed.
+	total := 0
+	for _, c := range counts {
+		total += c
+		if total > ranktable.MaxRanks {
+			return nil, fmt.Errorf("placement: the hosts' slots make more than the %d ranks a job may have (give -np)", ranktable.MaxRanks)
+		}
 	}
 	p := &Placement{MapBy: opts.MapBy, PerNode: opts.PerNode}
 	rank := 0

@@ -204,24 +204,48 @@ func TestMapAgainstReference(t *testing.T) {
 }
 
 func TestMapLargeOversubscription(t *testing.T) {
-	// The bulk round robin makes a million ranks on a thousand hosts cheap.
+	// The bulk round robin makes the largest job on a thousand hosts cheap.
 	hs := make([]Host, 1000)
 	for i := range hs {
 		hs[i] = Host{Name: fmt.Sprintf("n%d", i), Slots: 1}
 	}
 	hs[0].MaxSlots = 1
-	p, err := Map(hs, Options{NP: 1_000_000, MapBy: MapByNode, Oversubscribe: true})
+	const np = 1 + 999*65
+	p, err := Map(hs, Options{NP: np, MapBy: MapByNode, Oversubscribe: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Size() != 1_000_000 || p.Nodes[0].Ranks != 1 || p.Nodes[1].Ranks != 1001 || p.Nodes[999].Ranks != 1001 {
+	if p.Size() != np || p.Nodes[0].Ranks != 1 || p.Nodes[1].Ranks != 65 || p.Nodes[999].Ranks != 65 {
 		t.Fatalf("size %d, nodes[0..1] %+v %+v, nodes[999] %+v", p.Size(), p.Nodes[0], p.Nodes[1], p.Nodes[999])
 	}
 	if !p.Oversubscribed() || p.Nodes[0].Oversubscribed() {
 		t.Error("Oversubscribed is wrong")
 	}
-	if _, _, err := p.Locate(1_000_000); err == nil {
+	if _, _, err := p.Locate(np); err == nil {
 		t.Error("Locate past the end succeeded")
+	}
+}
+
+// TestMapRankLimit: more than ranktable.MaxRanks ranks, asked for with -np
+// or made by the slots, is refused.
+func TestMapRankLimit(t *testing.T) {
+	big := []Host{{Name: "a", Slots: 1 << 20}, {Name: "b", Slots: 1 << 20}}
+	tests := []struct {
+		hosts []Host
+		opts  Options
+		msg   string
+	}{
+		{hosts("a:1"), Options{NP: 1_000_000, Oversubscribe: true}, "-np 1000000 is more than the 65536 ranks"},
+		{big, Options{}, "the hosts' slots make more than the 65536 ranks"},
+		{big, Options{PerNode: 40000}, "the hosts' slots make more than the 65536 ranks"},
+	}
+	for _, tt := range tests {
+		if _, err := Map(tt.hosts, tt.opts); err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("Map(%v, %+v): %v, want %q", tt.hosts, tt.opts, err, tt.msg)
+		}
+	}
+	if p, err := Map(big, Options{NP: 1 << 16}); err != nil || p.Size() != 1<<16 {
+		t.Errorf("Map of 65536 ranks: %v", err)
 	}
 }
 
