@@ -46,7 +46,7 @@ func (s *hostSet) add(h Host) string {
 	}
 	m := &s.hosts[i]
 	if h.User != "" && m.User != "" && h.User != m.User {
-		return fmt.Sprintf("host %s was given before with user %q, now with %q", h.Name, m.User, h.User)
+		return fmt.Sprintf("host %s was given before with user %s, now with %s", h.Name, quote(m.User), quote(h.User))
 	}
 	if h.User != "" {
 		m.User = h.User
@@ -125,12 +125,12 @@ func parseCount(s, what string) (int, string) {
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Sprintf("%s %q is not a decimal number", what, s)
+			return 0, fmt.Sprintf("%s %s is not a decimal number", what, quote(s))
 		}
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n > maxCount {
-		return 0, fmt.Sprintf("%s %q is too large", what, s)
+		return 0, fmt.Sprintf("%s %s is too large", what, quote(s))
 	}
 	if n < 1 {
 		return 0, fmt.Sprintf("%s must be at least 1", what)
@@ -146,7 +146,7 @@ func checkName(s, what string) string {
 		return "empty " + what + " name"
 	}
 	if s[0] == '-' {
-		return fmt.Sprintf("%s name %q starts with \"-\"", what, s)
+		return fmt.Sprintf("%s name %s starts with \"-\"", what, quote(s))
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -155,7 +155,7 @@ func checkName(s, what string) string {
 		case c == '.' || c == '-' || c == '_':
 		case what == "host" && (c == ':' || c == '%'):
 		default:
-			return fmt.Sprintf("%s name %q has the character %q", what, s, c)
+			return fmt.Sprintf("%s name %s has the character %q", what, quote(s), c)
 		}
 	}
 	return ""
@@ -188,7 +188,7 @@ func expandHostSpec(spec string) (hosts []Host, countGiven bool, why string) {
 			// Only IPv6 literals hold colons. Anything else is host:N that
 			// did not parse as such, e.g. "a:1,b:2" on a hostfile line.
 			if a, err := netip.ParseAddr(nm); err != nil || !a.Is6() {
-				return nil, false, fmt.Sprintf("host name %q has a colon but is not an IPv6 address (one host:N per line)", nm)
+				return nil, false, fmt.Sprintf("host name %s has a colon but is not an IPv6 address (one host:N per line)", quote(nm))
 			}
 		}
 		hosts = append(hosts, Host{Name: nm, User: user, Slots: n})

@@ -2,15 +2,29 @@ package placement
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
 
+// MaxHostfileBytes bounds a hostfile: 16 MiB holds MaxHosts lines of
+// 250 bytes. A larger file (or /dev/zero) is a mistake, refused without
+// reading it all.
+const MaxHostfileBytes = 16 << 20
+
 // ReadHostfile reads and parses the hostfile at path (see ParseHostfile).
 func ReadHostfile(path string) ([]Host, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("hostfile: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxHostfileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("hostfile: %w", err)
+	}
+	if len(data) > MaxHostfileBytes {
+		return nil, &SyntaxError{Source: path, Msg: fmt.Sprintf("more than the %d MiB a hostfile may have", MaxHostfileBytes>>20)}
 	}
 	return ParseHostfile(path, data)
 }
@@ -87,7 +101,7 @@ func parseHostfileLine(set *hostSet, line string) *SyntaxError {
 			}
 			user, why = val, checkName(val, "user")
 		default:
-			why = fmt.Sprintf("unknown attribute %q", key)
+			why = fmt.Sprintf("unknown attribute %s", quote(key))
 		}
 		if why != "" {
 			return &SyntaxError{Token: tok, Msg: why}

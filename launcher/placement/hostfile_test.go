@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestReadHostfile(t *testing.T) {
@@ -120,5 +121,29 @@ func TestParseHostfileErrors(t *testing.T) {
 	}
 	if _, err := ParseHostfile("empty", []byte("# nothing\n")); err == nil || !strings.Contains(err.Error(), "empty: no hosts") {
 		t.Errorf("empty hostfile: err = %v", err)
+	}
+}
+
+// TestHostfileErrorsQuoteLittle: a huge line's error quotes at most
+// maxQuoted bytes of each token it names (it once quoted a 10 MB line
+// twice), and a hostfile beyond MaxHostfileBytes is refused without
+// being read to its end.
+func TestHostfileErrorsQuoteLittle(t *testing.T) {
+	huge := strings.Repeat("a", 10<<20)
+	for _, in := range []string{
+		huge + "!",         // bad host name
+		"n slots=" + huge,  // bad count
+		"n " + huge + "=1", // unknown attribute
+		"n[" + strings.Repeat("1", 1<<20) + "-2]", // bad range
+		"n:" + strings.Repeat("9", 1<<20),         // MPICH count
+		"é" + strings.Repeat("é", 1<<20) + "!",    // no rune is split
+	} {
+		_, err := ParseHostfile("hf", []byte(in))
+		if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), "...") || !utf8.ValidString(err.Error()) {
+			t.Errorf("error of %d bytes: %.300q", len(err.Error()), err)
+		}
+	}
+	if _, err := ReadHostfile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "/dev/zero: more than the 16 MiB a hostfile may have") {
+		t.Errorf("ReadHostfile(/dev/zero): %v", err)
 	}
 }

@@ -145,7 +145,7 @@ func expandRanges(s string) ([]string, string) {
 				return nil, why
 			}
 			if b < a {
-				return nil, fmt.Sprintf("range %q is decreasing", r)
+				return nil, fmt.Sprintf("range %s is decreasing", quote(r))
 			}
 		}
 		if len(out)+(b-a+1) > MaxHosts {
@@ -164,14 +164,14 @@ func expandRanges(s string) ([]string, string) {
 
 func rangeBound(s, r string) (int, string) {
 	if s == "" {
-		return 0, fmt.Sprintf("range %q has an empty bound", r)
+		return 0, fmt.Sprintf("range %s has an empty bound", quote(r))
 	}
 	if len(s) > 9 {
-		return 0, fmt.Sprintf("range %q has a bound of more than 9 digits", r)
+		return 0, fmt.Sprintf("range %s has a bound of more than 9 digits", quote(r))
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Sprintf("range %q: %q is not a number", r, s)
+			return 0, fmt.Sprintf("range %s: %s is not a number", quote(r), quote(s))
 		}
 	}
 	n, _ := strconv.Atoi(s)

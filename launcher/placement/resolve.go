@@ -39,7 +39,7 @@ func Resolve(hostfile, hostList string) ([]Host, error) {
 			return nil, fmt.Errorf("-H host %s is not in hostfile %s", s.Name, hostfile)
 		}
 		if s.User != "" && h.User != "" && s.User != h.User {
-			return nil, fmt.Errorf("-H gives host %s user %q, hostfile %s gives %q", s.Name, s.User, hostfile, h.User)
+			return nil, fmt.Errorf("-H gives host %s user %s, hostfile %s gives %s", s.Name, quote(s.User), hostfile, quote(h.User))
 		}
 		if s.User != "" {
 			h.User = s.User

@@ -57,8 +57,8 @@ func FromSlurm(nodelist, tasksPerNode string) ([]Host, error) {
 		return nil, err
 	}
 	if len(tasks) != len(names) {
-		return nil, fmt.Errorf("slurm: SLURM_JOB_NODELIST %q has %d nodes but SLURM_TASKS_PER_NODE %q covers %d",
-			nodelist, len(names), tasksPerNode, len(tasks))
+		return nil, fmt.Errorf("slurm: SLURM_JOB_NODELIST %s has %d nodes but SLURM_TASKS_PER_NODE %s covers %d",
+			quote(nodelist), len(names), quote(tasksPerNode), len(tasks))
 	}
 	var set hostSet
 	for i, n := range names {
