@@ -13,8 +13,11 @@
 //     the control plane's news; control.go adapts the netio/control server.
 //   - Spawner and Process (spawner.go) are what Run needs from a host: start a
 //     rank, signal its process group, wait for it. LocalSpawner (local.go)
-//     starts ranks on this machine; the agent spawner (agentspawner.go)
-//     starts them on another host through `hcclrun agent`.
+//     starts ranks on this machine, its rank table in a directory locked
+//     for its life so that sweeps of killed launchers' leftovers never take
+//     a live one's, whatever PID namespace it runs in (stale.go); the agent
+//     spawner (agentspawner.go) starts them on another host through
+//     `hcclrun agent`.
 //   - Multi-host jobs (remote.go): Job.Placement (from launcher/placement)
 //     names the hosts; Run dials every remote one over SSH (launcher/ssh),
 //     starts one agent per host before any rank, so that a refused host key,

@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -32,12 +30,13 @@ type LocalSpawner struct {
 	host string
 	// agent marks the spawner of an hcclrun agent: its table directories
 	// are named agentTableDirPrefix+host+"-"+pid, and it sweeps only those
-	// of its own host name, because a pid means nothing in another host's
-	// PID namespace (hosts may share /tmp, as the test harness's do).
+	// of its own host name (hosts may share /tmp, as the test harness's
+	// do; the lock of stale.go decides which are stale).
 	agent bool
 
-	mu  sync.Mutex
-	dir string // private directory of the staged rank table, "" before staging
+	mu   sync.Mutex
+	dir  string   // private directory of the staged rank table, "" before staging
+	lock *os.File // dir's lock file, locked for as long as dir exists
 }
 
 // NewLocalSpawner returns a spawner for this machine that names itself host
@@ -64,7 +63,7 @@ func (s *LocalSpawner) Host() string { return s.host }
 
 // StageRankTable implements Spawner: the table goes into a fresh directory
 // of mode 0700 under os.TempDir, as a file of mode 0600, both removed by
-// Close.
+// Close. The directory's lock file is locked until then (stale.go).
 func (s *LocalSpawner) StageRankTable(table []byte) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -81,7 +80,12 @@ func (s *LocalSpawner) StageRankTable(table []byte) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("stage rank table on %s: %w", s.host, err)
 		}
-		s.dir = dir
+		lock, err := lockTableDir(dir)
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("stage rank table on %s: %w", s.host, err)
+		}
+		s.dir, s.lock = dir, lock
 	}
 	path := filepath.Join(s.dir, tableFileName)
 	// O_EXCL|0600: the file is never readable by others, not even between
@@ -100,43 +104,6 @@ func (s *LocalSpawner) StageRankTable(table []byte) (string, error) {
 	return path, nil
 }
 
-// tableDirPrefix starts the name of a staged table's directory, followed by
-// the launcher's pid: "hcclrun-1234-567890".
-const tableDirPrefix = "hcclrun-"
-
-// agentTableDirPrefix starts the name of an agent's table directory,
-// followed by the host name and the agent's pid; the launcher's sweep of
-// tableDirPrefix directories skips it (no pid follows "hcclrun-").
-const agentTableDirPrefix = "hcclrun-agent-"
-
-// sweepStaleTables removes the table directories of launchers that died
-// without cleaning up (kill -9 runs no code): directories named after a pid
-// that no longer exists. It is best effort; a directory of a live process,
-// or of a pid that was reused, is left alone.
-func sweepStaleTables(tmp, prefix string) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, prefix+"*-*"))
-	for _, d := range dirs {
-		// Exactly "<pid>-<digits>" after the prefix (MkdirTemp's suffix is
-		// digits): "hcclrun-agent-node-" must not take "node-1"'s.
-		rest := strings.TrimPrefix(filepath.Base(d), prefix)
-		pidText, suffix, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if _, serr := strconv.ParseUint(suffix, 10, 64); err != nil || serr != nil || pid <= 0 {
-			continue // not one of ours
-		}
-		if err := unix.Kill(pid, 0); err == unix.ESRCH {
-			// Only if it holds a table and nothing else, so that a stray
-			// directory of the same shape is not lost.
-			if names, err := os.ReadDir(d); err == nil && len(names) == 1 && names[0].Name() == tableFileName {
-				os.RemoveAll(d)
-			}
-		}
-	}
-}
-
-// tableFileName is the staged table's name in its directory.
-const tableFileName = "ranktable.json"
-
 // Close implements Spawner: it removes the staged rank table.
 func (s *LocalSpawner) Close() error {
 	s.mu.Lock()
@@ -145,7 +112,9 @@ func (s *LocalSpawner) Close() error {
 		return nil
 	}
 	err := os.RemoveAll(s.dir)
-	s.dir = ""
+	// Unlocked only now: a sweep never sees the directory half removed.
+	s.lock.Close()
+	s.dir, s.lock = "", nil
 	if err != nil {
 		return fmt.Errorf("remove rank table on %s: %w", s.host, err)
 	}

@@ -149,31 +149,54 @@ func TestLocalSpawner(t *testing.T) {
 	}
 }
 
-// The sweep removes table directories of dead launchers and of dead agents
-// of the same host, and nothing else.
+// The sweep removes the table directories whose lock nobody holds (their
+// launcher or agent died), of the sweeper's own prefix, holding the lock
+// file and the table only; nothing else.
 func TestSweepStaleTables(t *testing.T) {
-	const dead = 999999 // above pid_max: no such process
-	live := os.Getpid()
+	const (
+		unlocked = iota // a lock file nobody holds
+		locked          // a lock file held, as a live launcher does
+		noLock          // no lock file (an older launcher's, or not ours)
+	)
 	tests := []struct {
 		name, prefix string
+		lock         int
+		table        bool
 		extra        bool // a file besides the table: not ours to remove
 		removed      bool
 	}{
-		{fmt.Sprintf("hcclrun-%d-123", dead), tableDirPrefix, false, true},
-		{fmt.Sprintf("hcclrun-%d-124", live), tableDirPrefix, false, false},
-		{fmt.Sprintf("hcclrun-%d-125", dead), tableDirPrefix, true, false},
-		{fmt.Sprintf("hcclrun-agent-h2-%d-55", dead), tableDirPrefix, false, false},
-		{fmt.Sprintf("hcclrun-agent-h2-%d-56", dead), agentTableDirPrefix + "h2-", false, true},
-		{fmt.Sprintf("hcclrun-agent-h2-%d-57", live), agentTableDirPrefix + "h2-", false, false},
-		{fmt.Sprintf("hcclrun-agent-node-1-%d-58", dead), agentTableDirPrefix + "node-", false, false},
-		{fmt.Sprintf("hcclrun-agent-h20-%d-59", dead), agentTableDirPrefix + "h2-", false, false},
+		{"hcclrun-7-123", tableDirPrefix, unlocked, true, false, true},
+		{"hcclrun-7-124", tableDirPrefix, locked, true, false, false},
+		{"hcclrun-7-125", tableDirPrefix, unlocked, true, true, false},
+		{"hcclrun-7-126", tableDirPrefix, noLock, true, false, false},
+		{"hcclrun-7-127", tableDirPrefix, unlocked, false, false, false}, // its launcher is about to lock it
+		{"hcclrun-agent-h2-7-55", tableDirPrefix, unlocked, true, false, false},
+		{"hcclrun-agent-h2-7-56", agentTableDirPrefix + "h2-", unlocked, true, false, true},
+		{"hcclrun-agent-h2-7-57", agentTableDirPrefix + "h2-", locked, true, false, false},
+		{"hcclrun-agent-node-1-7-58", agentTableDirPrefix + "node-", unlocked, true, false, false},
+		{"hcclrun-agent-h20-7-59", agentTableDirPrefix + "h2-", unlocked, true, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" by "+tt.prefix, func(t *testing.T) {
 			tmp := t.TempDir()
 			d := filepath.Join(tmp, tt.name)
 			os.Mkdir(d, 0o700)
-			os.WriteFile(filepath.Join(d, tableFileName), []byte("{}"), 0o600)
+			switch tt.lock {
+			case unlocked:
+				os.WriteFile(filepath.Join(d, lockFileName), nil, 0o600)
+			case locked:
+				// A lock is held by an open file description: the sweep's
+				// own open of the file conflicts with it, as another
+				// process's would.
+				f, err := lockTableDir(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+			}
+			if tt.table {
+				os.WriteFile(filepath.Join(d, tableFileName), []byte("{}"), 0o600)
+			}
 			if tt.extra {
 				os.WriteFile(filepath.Join(d, "other"), nil, 0o600)
 			}
