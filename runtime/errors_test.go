@@ -2,13 +2,23 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"net"
+	"os"
+	goruntime "runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	hccl "github.com/hcclrun/hcclrun/runtime"
+	"github.com/hcclrun/hcclrun/shm"
 )
 
 // callFn is what one rank calls in a failure test.
@@ -310,22 +320,292 @@ func TestExecTimeout(t *testing.T) {
 }
 
 // TestCloseReleasesEverything: after a job's communicators close, a
-// failed one included, a new job with the same id can take the same
-// shared-memory sockets: nothing of the first lingers.
+// failed one included, nothing of them is left in the process: no
+// listener (TCP or shared-memory socket) once Close returns, no mapping of
+// a shared-memory segment, and once the control server is gone too, no
+// descriptor and no goroutine that the job made. A new job with the same
+// id then starts as the first did.
 func TestCloseReleasesEverything(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	const n = 3
+	jobID := "reuse-" + t.Name() // every round's
+	before := takeResources(t)
 	for round := range 3 {
-		j := newJobWithID(t, 3, 0, "reuse-"+t.Name())
-		j.t = t
-		j.each(func(c *hccl.Comm) error {
-			if round == 1 && c.Rank() == 2 {
-				return allGatherF32(4)(ctx, c) // a mismatch: the job aborts
+		failed := round == 1
+		t.Run(fmt.Sprintf("round %d", round), func(t *testing.T) {
+			j := newJobWithID(t, n, 0, jobID)
+			j.t = t
+			errs := j.each(func(c *hccl.Comm) error {
+				if failed && c.Rank() == 2 {
+					return allGatherF32(4)(ctx, c) // a mismatch: the job aborts
+				}
+				return allReduceF32(4, hccl.Sum)(ctx, c)
+			})
+			checkRound(ctx, t, j, failed, errs)
+
+			// The probe must see what the job holds, or its silence
+			// after Close would prove nothing. An aborted job has closed
+			// its listeners already; its links keep their memory until
+			// Close.
+			shmLinks := 0
+			for _, c := range j.comms {
+				for _, l := range c.Links() {
+					if l.Transport == "shm" {
+						shmLinks++
+					}
+				}
 			}
-			return allReduceF32(4, hccl.Sum)(ctx, c)
+			open := takeResources(t).since(before)
+			if shmLinks == 0 || len(open.shmMaps) == 0 || (!failed && len(open.listeners) < n) || len(open.fds) == 0 || len(open.goroutines) == 0 {
+				t.Fatalf("a running job of %d ranks shows as %d shared-memory links, %d listeners, %d shared-memory mappings, %d descriptors, %d goroutines: the check would be blind",
+					n, shmLinks, len(open.listeners), len(open.shmMaps), len(open.fds), len(open.goroutines))
+			}
+			closeAll(t, j, 10*time.Second)
+			// Close is synchronous: what a rank owns is gone when it
+			// returns. The control server (still up) keeps its listener.
+			left := takeResources(t).since(before)
+			delete(left.listeners, "tcp "+j.server.Addr())
+			if len(left.listeners)+len(left.shmMaps) > 0 {
+				t.Errorf("after Close:%s", resources{listeners: left.listeners, shmMaps: left.shmMaps})
+			}
 		})
-		for _, c := range j.comms {
-			c.Close()
+		if t.Failed() {
+			return
+		}
+		// The subtest's cleanup closed the control server: now every
+		// descriptor and goroutine of the job must go. Goroutines may take
+		// a moment to return after what woke them.
+		var left resources
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			left = takeResources(t).since(before)
+			if left.empty() || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !left.empty() {
+			t.Fatalf("round %d: after Close and the control server's end:%s", round, left)
 		}
 	}
+}
+
+// closeAll closes every rank's communicator and checks that Close returns
+// nil within d. One that hangs ends the test binary with every stack, from
+// a goroutine of its own: failing the test, or panicking on its goroutine,
+// would run the cleanups, whose Close would hang as well.
+func closeAll(t *testing.T, j *testJob, d time.Duration) {
+	t.Helper()
+	errs := make(chan error, len(j.comms))
+	for r, c := range j.comms {
+		go func() {
+			if err := c.Close(); err != nil {
+				errs <- fmt.Errorf("rank %d: Close: %w", r, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	timeout := time.After(d)
+	for range j.comms {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-timeout:
+			debug.SetTraceback("all")
+			go panic(fmt.Sprintf("%s: a rank's Close has not returned after %v", t.Name(), d))
+			select {}
+		}
+	}
+}
+
+// checkRound checks what the ranks' calls returned: all nil, or for the
+// failed round ErrMismatch on some rank and ErrMismatch or ErrAborted on
+// the others (a rank that finished first must fail its next call).
+func checkRound(ctx context.Context, t *testing.T, j *testJob, failed bool, errs []error) {
+	t.Helper()
+	mismatches := 0
+	for r, err := range errs {
+		switch {
+		case !failed:
+			if err != nil {
+				t.Errorf("rank %d: AllReduce: %v", r, err)
+			}
+		case err == nil:
+			if err := barrier(ctx, j.comms[r]); !errors.Is(err, hccl.ErrAborted) && !errors.Is(err, hccl.ErrMismatch) {
+				t.Errorf("rank %d: succeeded, and its next call returned %v, want ErrAborted or ErrMismatch", r, err)
+			}
+		case errors.Is(err, hccl.ErrMismatch):
+			mismatches++
+		case !errors.Is(err, hccl.ErrAborted):
+			t.Errorf("rank %d: %v, want ErrMismatch or ErrAborted", r, err)
+		}
+	}
+	if failed && mismatches == 0 {
+		t.Errorf("no rank reported ErrMismatch: %v", errs)
+	}
+}
+
+// resources is what of this process a job can leave behind, each item
+// described for a failure message.
+type resources struct {
+	fds        map[string]string // descriptor number and target -> description
+	goroutines map[int]string    // id -> stack
+	maxG       int               // the highest goroutine id seen
+	shmMaps    map[string]string // /proc/self/maps line of a file in /dev/shm
+	listeners  map[string]string // "tcp 127.0.0.1:port" or "unix @name" -> its descriptor
+}
+
+// takeResources reads the process's descriptors, goroutines, mappings and
+// listening sockets from /proc and the Go runtime.
+func takeResources(t *testing.T) resources {
+	t.Helper()
+	r := resources{fds: map[string]string{}, goroutines: map[int]string{}, shmMaps: map[string]string{}, listeners: map[string]string{}}
+	sockets := map[string]string{} // socket inode -> descriptor
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		target, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err != nil {
+			continue // the directory's own descriptor, closed by now
+		}
+		r.fds[e.Name()+" "+target] = "fd " + e.Name() + " -> " + target
+		if ino, ok := strings.CutPrefix(target, "socket:["); ok {
+			sockets[strings.TrimSuffix(ino, "]")] = e.Name()
+		}
+	}
+
+	buf := make([]byte, 1<<20)
+	for len(buf) == goruntime.Stack(buf, true) {
+		buf = make([]byte, 2*len(buf))
+	}
+	for _, g := range strings.Split(string(buf[:goruntime.Stack(buf, true)]), "\n\n") {
+		var id int
+		if _, err := fmt.Sscanf(g, "goroutine %d ", &id); err == nil {
+			r.goroutines[id] = g
+			r.maxG = max(r.maxG, id)
+		}
+	}
+
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(maps), "\n") {
+		// start-end perms offset dev inode path
+		if fs := strings.Fields(line); len(fs) >= 6 && strings.HasPrefix(fs[5], shm.DefaultDir+"/") {
+			r.shmMaps[line] = "mapping " + line
+		}
+	}
+
+	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			continue // no IPv6
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			// sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+			fs := strings.Fields(line)
+			if len(fs) < 10 || fs[3] != "0A" { // TCP_LISTEN
+				continue
+			}
+			if fd, ok := sockets[fs[9]]; ok {
+				r.listeners["tcp "+procNetAddr(t, fs[1])] = fd
+			}
+		}
+	}
+	b, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		// Num RefCount Protocol Flags Type St Inode Path
+		fs := strings.Fields(line)
+		if len(fs) < 8 || fs[3] != "00010000" { // __SO_ACCEPTCON: listening
+			continue
+		}
+		if fd, ok := sockets[fs[6]]; ok {
+			r.listeners["unix "+fs[7]] = fd
+		}
+	}
+	return r
+}
+
+// procNetAddr turns /proc/net/tcp's "0100007F:1F90" into "127.0.0.1:8080".
+func procNetAddr(t *testing.T, s string) string {
+	t.Helper()
+	h, p, _ := strings.Cut(s, ":")
+	ip, err1 := hex.DecodeString(h)
+	port, err2 := strconv.ParseUint(p, 16, 16)
+	if err := errors.Join(err1, err2); err != nil || len(ip)%4 != 0 {
+		t.Fatalf("/proc/net/tcp address %q: %v", s, err)
+	}
+	for i := 0; i < len(ip); i += 4 { // each 32-bit word is in host order
+		binary.BigEndian.PutUint32(ip[i:], binary.LittleEndian.Uint32(ip[i:]))
+	}
+	return net.JoinHostPort(net.IP(ip).String(), strconv.Itoa(int(port)))
+}
+
+// since is what r holds that before did not: descriptors and mappings not
+// there then, goroutines started after it.
+func (r resources) since(before resources) resources {
+	d := resources{fds: map[string]string{}, goroutines: map[int]string{}, shmMaps: map[string]string{}, listeners: map[string]string{}}
+	for k, v := range r.fds {
+		if _, ok := before.fds[k]; !ok {
+			d.fds[k] = v
+		}
+	}
+	for id, g := range r.goroutines {
+		if id > before.maxG {
+			d.goroutines[id] = g
+		}
+	}
+	for k, v := range r.shmMaps {
+		if _, ok := before.shmMaps[k]; !ok {
+			d.shmMaps[k] = v
+		}
+	}
+	for k, v := range r.listeners {
+		if _, ok := before.listeners[k]; !ok {
+			d.listeners[k] = v
+		}
+	}
+	return d
+}
+
+func (r resources) empty() bool {
+	return len(r.fds)+len(r.goroutines)+len(r.shmMaps)+len(r.listeners) == 0
+}
+
+// String lists the items, a few of each kind.
+func (r resources) String() string {
+	var b strings.Builder
+	list := func(kind string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		slices.Sort(items)
+		fmt.Fprintf(&b, "\n%d %s:", len(items), kind)
+		for i, it := range items {
+			if i == 5 {
+				fmt.Fprintf(&b, "\n\t...")
+				break
+			}
+			fmt.Fprintf(&b, "\n\t%s", strings.ReplaceAll(it, "\n", "\n\t\t"))
+		}
+	}
+	var ls []string
+	for k, fd := range r.listeners {
+		ls = append(ls, k+" (fd "+fd+")")
+	}
+	list("listeners", ls)
+	list("shared-memory mappings", slices.Collect(maps.Values(r.shmMaps)))
+	list("descriptors", slices.Collect(maps.Values(r.fds)))
+	list("goroutines", slices.Collect(maps.Values(r.goroutines)))
+	return b.String()
 }
