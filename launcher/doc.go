@@ -9,8 +9,9 @@
 //   - Job (job.go) is the description of a job and Run (run.go) executes it:
 //     the supervisor (supervisor.go) owns the job's state and reacts to
 //     starts, exits, control-plane events, signals and timers; teardown.go
-//     is how a job comes down; farewell.go judges a rank's exit 0 against
-//     the control plane's news; control.go adapts the netio/control server.
+//     is how a job comes down; suspend.go stops and resumes it (Ctrl-Z);
+//     farewell.go judges a rank's exit 0 against the control plane's news;
+//     control.go adapts the netio/control server.
 //   - Spawner and Process (spawner.go) are what Run needs from a host: start a
 //     rank, signal its process group, wait for it. LocalSpawner (local.go)
 //     starts ranks on this machine, its rank table in a directory locked

@@ -77,10 +77,17 @@ type Job struct {
 	Stderr io.Writer // ranks' stderr; nil means os.Stderr
 
 	// Signals delivers the signals the launcher received (the CLI passes
-	// what signal.Notify catches for SIGINT and SIGTERM). The first is
-	// forwarded to every rank, SIGKILL following after Grace; a second
-	// kills every rank at once. nil means signals are not handled here.
+	// what signal.Notify catches for SIGINT, SIGTERM, SIGHUP, SIGTSTP and
+	// SIGCONT). The first SIGINT, SIGTERM or SIGHUP is forwarded to every
+	// rank, SIGKILL following after Grace; a second kills every rank at
+	// once. SIGTSTP stops every rank (SIGSTOP, as mpirun does) and then
+	// calls Suspend; SIGCONT resumes them (suspend.go). nil means signals
+	// are not handled here.
 	Signals <-chan os.Signal
+	// Suspend, when set, is called once a SIGTSTP from Signals has stopped
+	// the ranks: the CLI stops its own process there, as Ctrl-Z expects,
+	// and the SIGCONT that resumes it comes back through Signals.
+	Suspend func()
 
 	Logger *slog.Logger // nil discards
 }

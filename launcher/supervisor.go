@@ -79,6 +79,8 @@ type supervisor struct {
 	killTimer  *time.Timer    // Grace: fires when SIGKILL is due
 	waiters    sync.WaitGroup
 
+	suspended bool // SIGTSTP stopped the job; SIGCONT has not resumed it yet
+
 	// stopStarting tells the starter goroutines to skip the ranks they have
 	// not started yet: the only field they read that changes while they run.
 	stopStarting atomic.Bool
@@ -278,13 +280,16 @@ func (s *supervisor) onStarted(m startedMsg) {
 		st, err := m.proc.Wait()
 		s.exited <- exitedMsg{rank: m.rank, status: st, err: err}
 	}()
-	// A rank that comes up during a teardown joins it at once.
+	// A rank that comes up during a teardown joins it at once, and one
+	// that comes up while the job is stopped stops too.
 	switch {
 	case s.killed:
 		s.signal(m.rank, syscall.SIGKILL)
 	case s.termSent:
 		s.signal(m.rank, s.termSig)
 		s.signal(m.rank, syscall.SIGCONT)
+	case s.suspended:
+		s.jobControl(m.rank, syscall.SIGSTOP)
 	}
 }
 

@@ -10,9 +10,18 @@ import (
 // onSignal forwards the first signal the launcher gets (SIGINT, SIGTERM,
 // SIGHUP: whatever Job.Signals delivers) to every rank; a second one, or one
 // during a teardown that has another cause, kills every rank at once.
+// SIGTSTP and SIGCONT stop and resume the job instead (suspend.go).
 func (s *supervisor) onSignal(sig os.Signal) {
 	ss, ok := sig.(syscall.Signal)
 	if !ok {
+		return
+	}
+	switch ss {
+	case syscall.SIGTSTP:
+		s.onSuspend() // suspend.go
+		return
+	case syscall.SIGCONT:
+		s.onResume()
 		return
 	}
 	if s.tearing {

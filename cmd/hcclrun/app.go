@@ -28,6 +28,11 @@ names), serves the job's control plane, relays their output, and brings the
 whole job down as soon as one rank fails. Option parsing stops at PROGRAM:
 everything after it reaches every rank untouched.
 
+SIGINT, SIGTERM and SIGHUP to hcclrun are forwarded to every rank (a second
+one kills them). Ctrl-Z (SIGTSTP) stops every rank and then hcclrun; fg or
+bg (SIGCONT) resumes them all. A job with ranks on other hosts survives a
+stop of a few seconds only: longer, their agents take hcclrun for gone.
+
 HCCL_HEARTBEAT_TIMEOUT (seconds, default 10), in hcclrun's environment or
 given with -x, is how long a rank may be silent on the control plane before
 it is declared lost and the job brought down. A rank that dies is noticed at

@@ -11,7 +11,9 @@ import (
 
 // launchJob runs job with SIGINT, SIGTERM and SIGHUP (the terminal went
 // away) routed to the launcher, which forwards them to the ranks (a second
-// one kills them at once).
+// one kills them at once). SIGTSTP (Ctrl-Z) stops the ranks, then hcclrun
+// itself with SIGSTOP; the SIGCONT of fg or bg resumes it, and the
+// launcher resumes the ranks.
 //
 // SIGPIPE is caught and dropped: a write to a closed stdout then fails with
 // EPIPE, which the launcher answers by taking the job down in order (rank
@@ -20,7 +22,7 @@ import (
 // SIGPIPE at its default, since exec resets caught signals only.
 func launchJob(ctx context.Context, job *launcher.Job, _ stdio) error {
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGTSTP, syscall.SIGCONT)
 	defer signal.Stop(sigs)
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
@@ -30,5 +32,6 @@ func launchJob(ctx context.Context, job *launcher.Job, _ stdio) error {
 		}
 	}()
 	job.Signals = sigs
+	job.Suspend = func() { _ = syscall.Kill(os.Getpid(), syscall.SIGSTOP) }
 	return job.Run(ctx)
 }
