@@ -37,12 +37,24 @@ type Remote struct {
 func connectHosts(ctx context.Context, p *placement.Placement, rm Remote, log *slog.Logger) ([]Host, string, error) {
 	hosts := make([]Host, len(p.Nodes))
 	var remote []int
+	var local []string
 	for i, n := range p.Nodes {
 		hosts[i].Ranks = n.Ranks
 		if isLocalHost(n.Host.Name) {
+			local = append(local, n.Host.Name)
 			continue
 		}
 		remote = append(remote, i)
+	}
+	if len(local) > 1 {
+		// Two servers of the table would be one machine: its ranks could
+		// not tell their peers apart by host.
+		all := "both"
+		if len(local) > 2 {
+			all = "all"
+		}
+		names := strings.Join(local[:len(local)-1], ", ") + " and " + local[len(local)-1]
+		return nil, "", usagef("hosts %s are %s this machine: list it once, with the sum of their slots", names, all)
 	}
 	if len(remote) == 0 {
 		for i, n := range p.Nodes {

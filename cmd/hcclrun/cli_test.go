@@ -67,6 +67,7 @@ func TestStartFailures(t *testing.T) {
 		// Refused before any rank is placed (it once grew to 480 MB first).
 		{[]string{"-np", "99999999999", "prog"}, 2, `^hcclrun: -np 99999999999 is more than the 65536 ranks a job may have \(see 'hcclrun --help'\)\n$`},
 		{[]string{"-np", "65537", "prog"}, 2, `^hcclrun: -np 65537 is more than the 65536 ranks a job may have`},
+		{[]string{"-H", "localhost:2,127.0.0.2:2", "prog"}, 2, `^hcclrun: hosts localhost and 127.0.0.2 are both this machine: list it once, with the sum of their slots \(see 'hcclrun --help'\)\n$`},
 		{[]string{"-H", "localhost:70000", "prog"}, 2, `^hcclrun: placement: the hosts' slots make more than the 65536 ranks a job may have \(give -np\)`},
 		{[]string{"-np", "2"}, 2, `^hcclrun: missing program`},
 		{[]string{"--timeout", "x", "prog"}, 2, `invalid value "x" for flag -timeout`},
