@@ -16,9 +16,10 @@
 //
 // Remote commands are argument vectors quoted for a POSIX shell, because sshd hands
 // the command line to the user's login shell. Environment variables go by the "env"
-// channel request where sshd's AcceptEnv allows them and otherwise by an `env NAME=value`
-// prefix on the command line; the latter shows in the remote `ps`, so secrets belong on
-// stdin. [Session.Signal] is passed through but OpenSSH ignores it for root logins; do
+// channel request, and one that sshd's AcceptEnv refuses fails the start: by default
+// nothing goes on the command line, which the remote `ps` shows to every user. Only
+// an explicit [EnvInline] puts variables there; secrets belong on stdin in any case.
+// [Session.Signal] is passed through but OpenSSH ignores it for root logins; do
 // not build process cleanup on it, nor on sshd killing orphans (it does not for commands
 // that ignore stdin and stdout).
 package ssh

@@ -15,14 +15,13 @@ import (
 type EnvMode int
 
 const (
-	// EnvAuto sends each variable with an "env" request (needs sshd's AcceptEnv to
-	// match the name; Debian's default accepts only LANG LC_*) and puts those the
-	// server refuses into an `env NAME=value` prefix of the command line.
-	EnvAuto EnvMode = iota
-	// EnvRequest sends "env" requests only; a refused variable fails Start.
-	EnvRequest
-	// EnvInline puts every variable on the command line (no round trips, but visible
-	// in the remote `ps`).
+	// EnvRequest, the default, sends each variable with an "env" request (sshd's
+	// AcceptEnv must match the name; Debian's default accepts only LANG LC_*). A
+	// variable the server refuses fails Start, naming it: it never falls back to
+	// the command line, which every user of the remote host can read in `ps`.
+	EnvRequest EnvMode = iota
+	// EnvInline puts every variable on the command line: no round trips, but
+	// visible in the remote `ps`, so never for a secret.
 	EnvInline
 )
 
@@ -48,8 +47,8 @@ type Session struct {
 	// Stdout and Stderr are the command's output streams when the Command had no
 	// writers for them, else nil.
 	Stdout, Stderr io.Reader
-	// Inlined lists the names of variables that went on the command line because
-	// sshd refused them as "env" requests (always all of them with EnvInline).
+	// Inlined lists the names of variables that went on the command line: all of
+	// them with EnvInline, none otherwise.
 	Inlined []string
 
 	client *Client
@@ -129,15 +128,11 @@ func (c *Client) start(cmd Command) (*Session, error) {
 			continue
 		}
 		if err := xs.Setenv(k, v); err != nil {
-			if c.Err() != nil || cmd.EnvMode == EnvRequest {
-				xs.Close()
-				if cmd.EnvMode == EnvRequest && c.Err() == nil {
-					return nil, fmt.Errorf("ssh %s: sshd refused variable %s (add it to AcceptEnv in sshd_config, or use EnvAuto): %w", c.target, k, err)
-				}
-				return nil, fail(err)
+			xs.Close()
+			if c.Err() == nil {
+				return nil, fmt.Errorf("ssh %s: sshd refused variable %s (add it to AcceptEnv in sshd_config): %w", c.target, k, err)
 			}
-			inline = append(inline, kv)
-			s.Inlined = append(s.Inlined, k)
+			return nil, fail(err)
 		}
 	}
 	line := QuoteCommand(cmd.Args)
