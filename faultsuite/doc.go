@@ -14,9 +14,14 @@
 //
 //	HCCL_SOAK=1 go test -run Soak -v ./faultsuite/
 //
-// Seeds are logged and can be forced with FAULTSUITE_SEED. Defects found
-// and not fixed yet are logged as "KNOWN DEFECT" (or skipped) so that the
-// suite stays green; FAULTSUITE_KNOWN_DEFECTS=1 makes them fail.
+// Seeds are logged and can be forced with FAULTSUITE_SEED.
+//
+// The suite also plays a hostile local user (a second uid squatting or
+// flooding the shared-memory sockets, intruders on the TCP ports), ranks
+// that leave without Close or never call Init, a Ctrl-Z of hcclrun, two
+// launchers in different PID namespaces sharing /tmp, and kills during
+// Init (FAULTSUITE_KILLINIT_RANKS and FAULTSUITE_KILLINIT_ITERS raise the
+// 16 ranks x 3 jobs it runs by default).
 //
 // The package has no code of its own; everything is in its tests.
 package faultsuite

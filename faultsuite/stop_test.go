@@ -3,7 +3,6 @@ package faultsuite
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"regexp"
 	"syscall"
 	"testing"
@@ -78,20 +77,11 @@ func TestRankStopped(t *testing.T) {
 					case !call.MatchString(e.msg) || e.class != "timeout" && e.class != "aborted":
 						t.Errorf("rank %d: %s %q, want a timeout naming the call", r, e.class, e.msg)
 					case !who.MatchString(e.msg):
-						// The race this was logged for, the rank's status
-						// query failing on the first timeout's abort, is
-						// handled in runtime/exectimeout.go: the rank waits
-						// for the abort and reports it, in the first rank's
-						// words. Left open: a host so starved that the
-						// abort is not recorded within that wait (abortGrace)
-						// or the query's second; the rank then says the
-						// control plane could not say. Strict with the
-						// known defects on.
-						report := t.Logf
-						if os.Getenv("FAULTSUITE_KNOWN_DEFECTS") == "1" {
-							report = t.Errorf
-						}
-						report("KNOWN DEFECT: rank %d's timeout does not name rank %d: %q", r, victim, e.msg)
+						// A rank whose status query lost the race with
+						// the first timeout's abort waits for the abort
+						// and reports it, in the first rank's words
+						// (runtime/exectimeout.go).
+						t.Errorf("rank %d's timeout does not name rank %d: %q", r, victim, e.msg)
 					default:
 						named++
 					}

@@ -62,6 +62,10 @@ func (c *Comm) disarmTimer() {
 	et.mu.Unlock()
 }
 
+// statusAbortWait bounds how long a timed-out rank whose status query
+// failed waits for the abort that explains the failure.
+const statusAbortWait = time.Second
+
 // execTimedOut runs on the timer's goroutine.
 func (c *Comm) execTimedOut() {
 	et := &c.timer
@@ -78,10 +82,12 @@ func (c *Comm) execTimedOut() {
 	st, err := c.ctl.Status(ctx)
 	if err != nil && c.brokenErr() == nil {
 		// The status query fails when the job was just aborted (another
-		// rank timed out first): wait for the abort to be recorded.
+		// rank timed out first): wait for the abort to be recorded. It is
+		// on its way on the same connection, so only a starved host takes
+		// long; a lost control plane ends the wait as well.
 		select {
 		case <-c.watchDone:
-		case <-time.After(abortGrace):
+		case <-time.After(statusAbortWait):
 		}
 	}
 	switch {
