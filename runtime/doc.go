@@ -69,7 +69,10 @@
 // =1; unset, a probe of the host decides: splice.go) and
 // HCCL_SOCKET_CONGESTION (the TCP data links'
 // congestion control, cubic unless it names another or system:
-// congestion.go); its comments carry what each was measured at.
+// congestion.go) and HCCL_SHM_SOCKET_TAG (for tests only: a fixed tail
+// for the shared-memory socket names, which are otherwise unguessable and
+// published through the control plane, so that a test can make one
+// collide); its comments carry what each was measured at.
 //
 // # Failures
 //
