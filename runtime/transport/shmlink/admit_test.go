@@ -87,21 +87,8 @@ func TestSetupCap(t *testing.T) {
 		t.Errorf("%d of %d silent connections closed by the listener, want %d", n, flood, flood-DefaultMaxSetups)
 	}
 
-	dc := make(chan error, 1)
 	start := time.Now()
-	go func() {
-		l, err := Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 1, Peer: 0, RingBytes: 4096})
-		if err == nil {
-			l.Close()
-		}
-		dc <- err
-	}()
-	link, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	link.Close()
-	if err := <-dc; err != nil {
+	if err := genuineLink(t, ctx, ln, job, key); err != nil {
 		t.Fatalf("a rank of the job behind %d silent connections: %v", DefaultMaxSetups, err)
 	}
 	if el := time.Since(start); el > 2*time.Second {

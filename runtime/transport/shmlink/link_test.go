@@ -82,6 +82,26 @@ func pairWith(t testing.TB, cfg DialConfig) (listener, dialer *Link) {
 	return a, d.l
 }
 
+// genuineLink opens one link to ln from rank 1 of job, as a rank of the
+// job would, and closes both ends; it returns the dialer's error.
+func genuineLink(t *testing.T, ctx context.Context, ln *Listener, job string, key []byte) error {
+	t.Helper()
+	dc := make(chan error, 1)
+	go func() {
+		l, err := Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 1, Peer: 0, RingBytes: 4096})
+		if err == nil {
+			l.Close()
+		}
+		dc <- err
+	}()
+	link, _, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link.Close()
+	return <-dc
+}
+
 func TestConformance(t *testing.T) {
 	for _, tt := range []struct {
 		name      string

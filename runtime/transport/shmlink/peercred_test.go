@@ -159,20 +159,7 @@ func TestForeignUserRefused(t *testing.T) {
 		t.Errorf("log lacks %q:\n%s", want, logs.String())
 	}
 
-	dc := make(chan error, 1)
-	go func() {
-		l, err := Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 1, Peer: 0, RingBytes: 4096})
-		if err == nil {
-			l.Close()
-		}
-		dc <- err
-	}()
-	link, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	link.Close()
-	if err := <-dc; err != nil {
+	if err := genuineLink(t, ctx, ln, job, key); err != nil {
 		t.Fatalf("a rank of the job: %v", err)
 	}
 }

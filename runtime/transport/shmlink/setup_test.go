@@ -313,20 +313,7 @@ func TestDialNoSpace(t *testing.T) {
 	if want := "/dev/shm has 64 MiB free, this job needs 512 MiB: enlarge it or lower HCCL_BUFFSIZE"; !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %q, want it to contain %q", err, want)
 	}
-	dc := make(chan error, 1)
-	go func() {
-		l, err := Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 1, Peer: 0, RingBytes: 4096})
-		if err == nil {
-			l.Close()
-		}
-		dc <- err
-	}()
-	link, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	link.Close()
-	if err := <-dc; err != nil {
+	if err := genuineLink(t, ctx, ln, job, key); err != nil {
 		t.Fatalf("dial with room: %v", err)
 	}
 }
