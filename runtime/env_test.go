@@ -56,21 +56,24 @@ func TestShmSpliceKnob(t *testing.T) {
 }
 
 // TestPipesOff: the knob decides when set, and nothing is probed where
-// nothing is read in place.
+// nothing is read in place or the host is crowded.
 func TestPipesOff(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	for _, c := range []struct {
-		k     Knobs
-		local int
-		want  bool
+		k       Knobs
+		local   int
+		crowded bool
+		want    bool
 	}{
-		{Knobs{ShmSplice: spliceOff}, 2, true},
-		{Knobs{ShmSplice: spliceOn}, 2, false},
-		{Knobs{ShmDisable: true}, 2, true},
-		{Knobs{ShmDirect: directNone}, 2, true},
-		{Knobs{}, 1, true},
+		{Knobs{ShmSplice: spliceOff}, 2, false, true},
+		{Knobs{ShmSplice: spliceOn}, 2, false, false},
+		{Knobs{ShmSplice: spliceOn}, 256, true, false},
+		{Knobs{ShmDisable: true}, 2, false, true},
+		{Knobs{ShmDirect: directNone}, 2, false, true},
+		{Knobs{}, 1, false, true},
+		{Knobs{}, 256, true, true},
 	} {
-		if got := pipesOff(c.k, c.local, log); got != c.want {
+		if got := pipesOff(c.k, c.local, c.crowded, log); got != c.want {
 			t.Errorf("%+v with %d local ranks: pipes off %v, want %v", c.k, c.local, got, c.want)
 		}
 	}

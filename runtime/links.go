@@ -111,7 +111,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		ringBytes: ring,
 		lazyRings: ring < shmlink.HostRingBytes(knobs.BuffSize, 2) || job.LocalSize > lazyCrowd*hostCPUs(serverCPUs, facts.CPUs),
 		noDirect:  knobs.shmDirect() == directNone, facts: facts,
-		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: pipesOff(knobs, job.LocalSize, log),
+		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: pipesOff(knobs, job.LocalSize, job.LocalSize > yieldCrowd*hostCPUs(serverCPUs, facts.CPUs), log),
 		dataOpts:  netio.SocketOptions{Congestion: congestion},
 		links:     make(map[int]transport.Link),
 		open:      make([]atomic.Pointer[openLink], job.Size),

@@ -27,7 +27,12 @@ const (
 // kernel without vmsplice or process_vm_readv for this process) leaves
 // the pipes out: the links find for themselves whether they may read in
 // place.
-func pipesOff(k Knobs, localRanks int, log *slog.Logger) bool {
+//
+// A crowded host (more than yieldCrowd ranks per CPU) goes without pipes
+// and without the probe: there every rank's payloads are a small share of
+// the call, and the probe, repeated by hundreds of ranks, was a few percent
+// of the job's start-up.
+func pipesOff(k Knobs, localRanks int, crowded bool, log *slog.Logger) bool {
 	switch {
 	case k.ShmSplice == spliceOff:
 		return true
@@ -35,6 +40,8 @@ func pipesOff(k Knobs, localRanks int, log *slog.Logger) bool {
 		return false
 	case k.ShmDisable || localRanks < 2 || k.shmDirect() == directNone:
 		return true // nothing is read in place
+	case crowded:
+		return true
 	}
 	p, err := shmlink.ProbePipes()
 	if err != nil {
