@@ -63,7 +63,12 @@ func TestRankExitsZeroEarly(t *testing.T) {
 				}
 				d := e.at.Sub(exited)
 				t.Logf("rank %d after %v: %s: %s", r, d.Round(time.Millisecond), e.class, e.msg)
-				if e.class != tc.class || !names.MatchString(e.msg) {
+				// A survivor whose Init had not returned yet when the
+				// abort came (the init barrier's reply and the abort
+				// race on its control connection) fails its Init with
+				// the same abort: as good.
+				class := e.class == tc.class || e.class == "init" && tc.class == "aborted"
+				if !class || !names.MatchString(e.msg) {
 					t.Errorf("rank %d: class %s: %q; want %s, the abort naming rank %d", r, e.class, e.msg, tc.class, early)
 				}
 				if d > tc.bound {
