@@ -344,9 +344,9 @@ func (m *linkManager) opened(peer int) transport.Link {
 	return nil
 }
 
-// warmShm touches the pages of every open shared-memory link that its
-// prefaulter has not reached (shmlink.Link.Warm), so that calls timed from
-// now on time the rings as they will stay (posttune.go).
+// warmShm reads every page of every open shared-memory link
+// (shmlink.Link.Warm), so that calls timed from now on time the rings as
+// they will stay (posttune.go).
 func (m *linkManager) warmShm() {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -38,12 +38,9 @@ import (
 // The ranks stay in step without talking: they make the same collective
 // calls in the same order with the same counts, so the n-th call of a
 // class goes the same way on every rank. Before its first timed call a
-// rank touches the pages of its rings that the background prefaulter has
-// not reached (linkManager.warmShm): a busy rank gives the prefaulter a
-// turn only as Go preempts its work, and timed early in a job through
-// fresh rings an AllGather of 1 MiB at np 2 took 2.2-2.5 ms, against
-// medians of 50-110 us once the pages were touched, which chose in place
-// wherever the first timed calls came early. The
+// rank reads every page of its rings (linkManager.warmShm): through fresh
+// pages the rings timed many times slower than they run once warm, and the
+// choice went in place wherever the first timed calls came early. The
 // ranks then settle a class together, after a call whose number every
 // rank knows, with an AllReduce of their medians, so that every rank takes
 // the same way from the same sums (on their own timings, under an earlier

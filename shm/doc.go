@@ -19,11 +19,12 @@
 //
 // Segments are sized with fallocate, so that a full tmpfs fails at creation
 // with ENOSPC instead of with SIGBUS at the first touch in the middle of a
-// collective, and every page is pre-faulted into the page tables of each
-// process that maps it and then read once, its first 256 KiB at once and
-// the rest in the background until Close (prefault.go): a first touch costs
-// about 5-10 us per 4 KiB page on the project's machines, whose hypervisor
-// traps it even after the page tables were populated.
+// collective, and every page is put in the page tables of each process that
+// maps it. A first touch still costs about 6 us per 4 KiB page on the
+// project's machines, whose hypervisor traps it even after the page tables
+// were populated, so the user reads the pages it will touch first
+// ([Segment.Warm]) and the rest when it wants them warm ([Segment.Prefault];
+// prefault.go).
 //
 // # Rings
 //
@@ -33,7 +34,10 @@
 // The producer reserves space in place and commits it ([Ring.Reserve],
 // [Ring.Commit], or [Ring.Write]); the consumer sees readable bytes in place
 // ([Ring.Peek]) so that it can reduce straight from the ring into its
-// destination, then releases them ([Ring.Release], or [Ring.Read]).
+// destination, then releases them ([Ring.Release], or [Ring.Read]). A
+// producer that calls [Ring.ToFront] before each message keeps the ring at
+// the front of its data area while its backlog allows, so that a ring
+// touches only the pages its largest backlog needs (front.go).
 //
 // Beside its data area, a ring's header page holds 16 fast boxes: slots of
 // 128 bytes, each with an announcing word next to a frame of up to

@@ -1,49 +1,47 @@
 package shm
 
-import "testing"
+import (
+	"os"
+	goruntime "runtime"
+	"testing"
+)
 
-// TestLazySegment: a lazy segment reads nothing ahead until asked; once
-// ReadAhead or Prefault ran, every page has been read.
+// TestLazySegment: a lazy segment's pages fault in at their first touch
+// until ReadAhead populates its page tables; Warm populates the part it
+// reads; an eager segment is populated from the start.
 func TestLazySegment(t *testing.T) {
-	const size = 1 << 20
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	const size = 4 << 20
+	page := os.Getpagesize()
+	pages := int64(size / page)
 	seg, err := Create(size, Options{Lazy: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer seg.Close()
-	if !seg.prefault.lazy || seg.prefault.next.Load() != 0 {
-		t.Fatalf("lazy segment: lazy %v, read ahead to %d", seg.prefault.lazy, seg.prefault.next.Load())
-	}
 	b := seg.Bytes()
-	b[size-1] = 7 // faults in at first touch
-	if b[size-1] != 7 {
-		t.Fatal("a lazy segment does not hold a write")
+	if got := threadFaults(t, func() { writePages(b[:size/2]) }); got < pages/2/32 {
+		t.Fatalf("lazy segment: %d faults for %d pages: populated already?", got, pages/2)
+	}
+	seg.Warm(size/2, size/4)
+	if got := threadFaults(t, func() { writePages(b[size/2 : size*3/4]) }); got > pages/256 {
+		t.Errorf("after Warm: %d faults for %d pages, want (almost) none", got, pages/4)
 	}
 	seg.ReadAhead()
-	if seg.prefault.lazy {
-		t.Fatal("ReadAhead left the segment lazy")
+	if got := threadFaults(t, func() { writePages(b[size*3/4:]) }); got > pages/256 {
+		t.Errorf("after ReadAhead: %d faults for %d pages, want (almost) none", got, pages/4)
 	}
-	seg.Prefault()
-	if n := seg.prefault.next.Load(); n != int64(len(b)) {
-		t.Fatalf("after Prefault, read to %d of %d", n, len(b))
-	}
+	seg.Close()
+	seg.ReadAhead() // after Close: nothing
+	seg.Warm(0, size)
 
 	eager, err := Create(size, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eager.Close()
-	if eager.prefault.lazy {
-		t.Fatal("a segment created without Lazy is lazy")
+	if got := threadFaults(t, func() { writePages(eager.Bytes()) }); got > pages/256 {
+		t.Errorf("eager segment: %d faults for %d pages, want (almost) none", got, pages)
 	}
-	lazy, err := Create(size, Options{Lazy: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lazy.Prefault() // reads it all in the caller
-	if n := lazy.prefault.next.Load(); n != int64(size) {
-		t.Fatalf("Prefault of a lazy segment read to %d of %d", n, size)
-	}
-	lazy.Close()
-	lazy.ReadAhead() // after Close: nothing
 }

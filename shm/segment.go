@@ -29,25 +29,27 @@ type Options struct {
 	// FreeSpace reports free bytes in Dir; nil means StatfsFree. Tests
 	// inject a fake to exercise the "not enough space" path.
 	FreeSpace FreeSpaceFunc
-	// Lazy leaves the pages to fault in at their first touch instead of
-	// reading them all ahead (prefault.go): for segments of which a user
-	// may touch only the first pages, such as the small rings of a link
-	// that carries a Barrier, on a host where CPU time is what is scarce.
-	// Prefault still reads them all.
+	// Lazy leaves the page tables to fill at each page's first touch
+	// instead of populating them at once (prefault.go): for segments of
+	// which a user may touch only the first pages, such as the small rings
+	// of a link that carries a Barrier, on a host where CPU time is what
+	// is scarce. Warm and Prefault still read what they are asked to.
 	Lazy bool
 }
 
 // Segment is a mapped shared-memory file whose name is already gone. It is
 // safe for concurrent use; Close must not race with users of Bytes.
 type Segment struct {
-	mu       sync.Mutex
-	f        *os.File    // descriptor to pass to peers; nil after Close or for received segments
-	mem      []byte      // the MAP_SHARED mapping; nil after Close
-	prefault *prefaulter // reads the mapping's pages once; Close stops it
+	mu   sync.Mutex
+	f    *os.File // descriptor to pass to peers; nil after Close or for received segments
+	mem  []byte   // the MAP_SHARED mapping; nil after Close
+	lazy bool     // page tables not populated yet (Options.Lazy)
+	read bool     // every page read once (Prefault)
 }
 
 // Create makes a segment of at least size bytes (rounded up to whole pages),
-// with every page allocated in the tmpfs and pre-faulted into this process.
+// with every page allocated in the tmpfs and, unless opt.Lazy, in this
+// process's page tables.
 // It fails with a *SpaceError (errors.Is ErrNoSpace) when the tmpfs is too
 // small.
 func Create(size int, opt Options) (*Segment, error) {
@@ -81,10 +83,15 @@ func Create(size int, opt Options) (*Segment, error) {
 		f.Close()
 		return nil, err
 	}
-	if opt.Lazy {
-		return &Segment{f: f, mem: mem, prefault: lazyPrefault(mem)}, nil
+	return newSegment(f, mem, opt.Lazy), nil
+}
+
+// newSegment wraps a fresh mapping, populating its page tables unless lazy.
+func newSegment(f *os.File, mem []byte, lazy bool) *Segment {
+	if !lazy {
+		populate(mem)
 	}
-	return &Segment{f: f, mem: mem, prefault: startPrefault(mem)}, nil
+	return &Segment{f: f, mem: mem, lazy: lazy}
 }
 
 // createAnonymous opens a fresh file of ours in dir that has no name:
@@ -144,9 +151,7 @@ func freeOrZero(dir string, free FreeSpaceFunc) (uint64, error) {
 	return free(dir)
 }
 
-// mapShared maps fd read-write and shared. Its page tables are populated
-// by startPrefault, the head at once and the rest in the background (see
-// prefault.go).
+// mapShared maps fd read-write and shared.
 func mapShared(fd, size int) ([]byte, error) {
 	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
@@ -155,13 +160,13 @@ func mapShared(fd, size int) ([]byte, error) {
 	return mem, nil
 }
 
-// Map maps a segment from a descriptor received from a peer and reads its
-// pages ahead, as Create does. It takes ownership of f (closing it once
+// Map maps a segment from a descriptor received from a peer and populates
+// its page tables, as Create does. It takes ownership of f (closing it once
 // mapped: the mapping keeps the file alive).
 func Map(f *os.File) (*Segment, error) { return mapFile(f, false) }
 
-// mapFile is Map, with the pages left to fault in at their first touch
-// when lazy (Options.Lazy).
+// mapFile is Map, with the page tables left to fill at each page's first
+// touch when lazy (Options.Lazy).
 func mapFile(f *os.File, lazy bool) (*Segment, error) {
 	defer f.Close()
 	var st unix.Stat_t
@@ -175,10 +180,7 @@ func mapFile(f *os.File, lazy bool) (*Segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	if lazy {
-		return &Segment{mem: mem, prefault: lazyPrefault(mem)}, nil
-	}
-	return &Segment{mem: mem, prefault: startPrefault(mem)}, nil
+	return newSegment(nil, mem, lazy), nil
 }
 
 // Bytes returns the mapped memory. It is valid until Close.
@@ -188,26 +190,29 @@ func (s *Segment) Bytes() []byte {
 	return s.mem
 }
 
-// Prefault touches every page of the mapping that the background
-// prefaulter has not reached yet, and stops it (prefault.go). Until then a
-// page the caller reaches first may cost a trap to the hypervisor.
+// Prefault reads every page of the mapping once, in the caller's
+// goroutine, so that none costs a trap to the hypervisor afterwards
+// (prefault.go). It does nothing the second time, or after Close.
 func (s *Segment) Prefault() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mem != nil {
-		s.prefault.finish()
+	if s.mem == nil || s.read {
+		return
 	}
+	populate(s.mem)
+	touchPages(s.mem)
+	s.lazy, s.read = false, true
 }
 
-// ReadAhead starts reading the pages of a segment received lazily
-// (Receive) as Create and Map do: the head at once, the rest in the
-// background. It does nothing to a segment whose pages are already being
-// read, or after Close.
+// ReadAhead populates the page tables of a segment received lazily
+// (Receive), as Create and Map do. It does nothing to a segment already
+// populated, or after Close.
 func (s *Segment) ReadAhead() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mem != nil && s.prefault.lazy {
-		s.prefault = startPrefault(s.mem)
+	if s.mem != nil && s.lazy {
+		populate(s.mem)
+		s.lazy = false
 	}
 }
 
@@ -225,9 +230,6 @@ func (s *Segment) Close() error {
 	defer s.mu.Unlock()
 	var errs []error
 	if s.mem != nil {
-		// The prefaulter reads the mapping: it must be gone before the
-		// mapping is.
-		s.prefault.stop()
 		if err := unix.Munmap(s.mem); err != nil {
 			errs = append(errs, fmt.Errorf("shm: munmap: %w", err))
 		}
@@ -243,3 +245,20 @@ func (s *Segment) Close() error {
 }
 
 func roundUp(n, to int) int { return (n + to - 1) / to * to }
+
+// Warm populates and reads the pages of [off, off+n) of the mapping now,
+// in the caller's goroutine (prefault.go says why a read is needed): for
+// the parts of a segment its user will touch first. It does nothing after
+// Close.
+func (s *Segment) Warm(off, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mem == nil || off >= len(s.mem) || n <= 0 {
+		return
+	}
+	part := s.mem[off:min(len(s.mem), off+n)]
+	if s.lazy {
+		populate(part)
+	}
+	touchPages(part)
+}

@@ -255,58 +255,35 @@ func TestStatfsFreeOfDevShm(t *testing.T) {
 	}
 }
 
-// TestPrefault counts the minor page faults of touching every page of a
-// fresh segment: Create (and Map, on the receiving side) must have taken
-// those of the head already, and their background prefaulter all the others
-// once it is done. A plain mapping of the same file is the control that
-// shows the measurement can see faults. It counts the faults of its own
-// thread only: the prefaulter touching the rest of the segment meanwhile,
-// and the Go runtime, fault too (a count of the whole process saw 3 in
-// the head once, in CI).
-func TestPrefault(t *testing.T) {
+// TestPopulated counts the minor page faults of touching every page of a
+// fresh segment: Create (and Map, on the receiving side) must have filled
+// the page tables already. A plain mapping of the same file is the control
+// that shows the measurement can see faults. It counts the faults of its
+// own thread only: the Go runtime faults too.
+func TestPopulated(t *testing.T) {
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	const size = 16 << 20
 	pages := size / os.Getpagesize()
-	minflt := func() int64 {
-		var ru unix.Rusage
-		if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-			t.Fatal(err)
-		}
-		return ru.Minflt
-	}
-	touch := func(b []byte) int64 {
-		before := minflt()
-		for i := 0; i < len(b); i += os.Getpagesize() {
-			b[i]++
-		}
-		return minflt() - before
-	}
 	seg, err := Create(size, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer seg.Close()
 
-	// Control: the same file mapped again without pre-faulting.
+	// Control: the same file mapped again without populating.
 	raw, err := unix.Mmap(int(seg.f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Munmap(raw)
 	// Fault-around maps up to 16 pages per read fault, hence /32.
-	control := touch(raw)
+	control := threadFaults(t, func() { writePages(raw) })
 	t.Logf("control: %d faults for %d pages", control, pages)
 	if control < int64(pages)/32 {
 		t.Fatalf("control mapping took only %d faults for %d pages: the measurement is blind", control, pages)
 	}
-
-	// The head was populated by Create itself, the rest may not be yet.
-	if got := touch(seg.Bytes()[:prefaultNow]); got > 1 {
-		t.Errorf("head of the created segment: %d faults for %d pages, want none", got, prefaultNow/os.Getpagesize())
-	}
-	<-seg.prefault.done
-	if got := touch(seg.Bytes()); got > int64(pages)/256 {
+	if got := threadFaults(t, func() { writePages(seg.Bytes()) }); got > int64(pages)/256 {
 		t.Errorf("created segment: %d faults for %d pages, want (almost) none", got, pages)
 	}
 
@@ -319,9 +296,30 @@ func TestPrefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer peer.Close()
-	<-peer.prefault.done
-	if got := touch(peer.Bytes()); got > int64(pages)/256 {
+	if got := threadFaults(t, func() { writePages(peer.Bytes()) }); got > int64(pages)/256 {
 		t.Errorf("mapped segment: %d faults for %d pages, want (almost) none", got, pages)
+	}
+}
+
+// threadFaults returns the minor page faults of the calling thread (which
+// the caller locked) while f ran.
+func threadFaults(t *testing.T, f func()) int64 {
+	t.Helper()
+	var before, after unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &before); err != nil {
+		t.Fatal(err)
+	}
+	f()
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &after); err != nil {
+		t.Fatal(err)
+	}
+	return after.Minflt - before.Minflt
+}
+
+// writePages writes a byte of every page of b.
+func writePages(b []byte) {
+	for i := 0; i < len(b); i += os.Getpagesize() {
+		b[i]++
 	}
 }
 
@@ -361,66 +359,18 @@ func TestCloseIsIdempotent(t *testing.T) {
 	}
 }
 
-// Close must stop the background reads of a segment before unmapping it: a
-// read after the unmap would crash the process. A large segment closed at
-// once is still being read when Close runs.
-func TestCloseStopsPrefault(t *testing.T) {
-	for i := 0; i < 4; i++ {
-		seg, err := Create(64<<20, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := seg.prefault
-		if err := seg.Close(); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-p.done:
-		default:
-			t.Fatal("Close returned while the prefaulter was still reading")
-		}
-	}
-}
-
-// The background reads finish on their own for a segment that stays open.
-func TestPrefaultFinishes(t *testing.T) {
-	seg, err := Create(8<<20, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seg.Close()
-	<-seg.prefault.done
-}
-
-// Prefault does at once what the background reads have not done yet: after
-// it every page is mapped, the goroutine is gone, and on a closed segment
-// it does nothing.
+// Prefault reads every page of a lazy segment: afterwards touching them
+// faults (almost) never; on a closed segment it does nothing.
 func TestSegmentPrefault(t *testing.T) {
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
-	const size = 64 << 20 // still being read in the background when Prefault runs
-	seg, err := Create(size, Options{})
+	const size = 16 << 20
+	seg, err := Create(size, Options{Lazy: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	seg.Prefault()
-	select {
-	case <-seg.prefault.done:
-	default:
-		t.Fatal("the background reads still run after Prefault")
-	}
-	var before, after unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_THREAD, &before); err != nil {
-		t.Fatal(err)
-	}
-	b := seg.Bytes()
-	for i := 0; i < len(b); i += os.Getpagesize() {
-		b[i]++
-	}
-	if err := unix.Getrusage(unix.RUSAGE_THREAD, &after); err != nil {
-		t.Fatal(err)
-	}
-	if faults, pages := after.Minflt-before.Minflt, int64(size/os.Getpagesize()); faults > pages/256 {
+	if faults, pages := threadFaults(t, func() { writePages(seg.Bytes()) }), int64(size/os.Getpagesize()); faults > pages/256 {
 		t.Errorf("after Prefault: %d faults for %d pages, want (almost) none", faults, pages)
 	}
 	if err := seg.Close(); err != nil {

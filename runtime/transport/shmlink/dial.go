@@ -141,6 +141,9 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	if err := seg.Send(conn, msg.encode(), extra...); err != nil {
 		return nil, ctxOr(ctx, err)
 	}
+	if !cfg.Segment.Lazy {
+		warmRings(seg, capacity) // while the listener maps it and reads its own side
+	}
 	var ack [1]byte
 	if _, err := conn.Read(ack[:]); err != nil {
 		return nil, ctxOr(ctx, fmt.Errorf("waiting for the peer to map the segment: %w", err))

@@ -101,7 +101,7 @@ const MinHostRingBytes = 64 << 10
 // MinHostRingBytes (nor above ringBytes). A rank's links then hold at
 // most about 2*FullRings*ringBytes, whatever the host's rank count, and
 // the host's n(n-1)/2 links at most n*FullRings*ringBytes: memory and the
-// time to set up and prefault a link (docs/performance.md, "Scale") grow
+// time to set up a link (docs/performance.md, "Scale") grow
 // with n, not n^2. A too small ringBytes is returned unchanged, for
 // RingCapacity to refuse.
 func HostRingBytes(ringBytes, localRanks int) int {
@@ -167,4 +167,20 @@ func ringsOf(mem []byte, capacity int, create bool) (r0, r1 *shm.Ring, err error
 		}
 	}
 	return r[0], r[1], nil
+}
+
+// WarmBytes is how much of each ring's data area, from the front, a link
+// reads when it is set up, so that its first calls find those pages warm
+// (shm's prefault.go; a ring stays at the front while its backlog allows,
+// shm's front.go): what the backlog of a 1 MiB AllReduce reached, at np 2
+// and 4, with a segment to spare (docs/performance.md, "Warm from the
+// first call"). Larger backlogs read the rest at their first touch.
+const WarmBytes = 1<<20 + 256<<10
+
+// warmRings reads the headers and the first WarmBytes of the data of a
+// link segment's two rings.
+func warmRings(seg *shm.Segment, capacity int) {
+	n := shm.RingHeaderSize + min(WarmBytes, capacity)
+	seg.Warm(0, n)
+	seg.Warm(shm.RingBytes(capacity), n)
 }
