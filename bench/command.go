@@ -39,7 +39,7 @@ func Command(cfg Config) *cli.Command {
 		Name:  "bench",
 		Usage: "benchmark the collectives, nccl-tests style",
 		UsageText: "hcclrun bench [-np N] [-o OP] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP]\n" +
-			"                [-c 0|1] [-R 0|1] [-d TYPE] [--redop OP] [-r ROOT] [--algos LIST [--rounds R]]\n" +
+			"                [-c 0|1] [-R 0|1] [-d TYPE] [--redop OP] [-r ROOT] [--algos LIST [--rounds R] | --first N]\n" +
 			"                [--json FILE] [--plot FILE.svg|.png]",
 		Description: `Runs the collective OP on N ranks of this machine for every size from MIN to
 MAX bytes, and prints for each size, out of place and in place: the mean time
@@ -62,6 +62,21 @@ algorithm (auto: the selector's choice) in turn, so that a machine whose speed
 changes meanwhile slows them alike; a row per algorithm gives the median of
 its rounds' means (the JSON keeps each round's, samples_us).
 
+--first N shows a fresh job's first calls, which the normal mode hides by
+warming the runtime up before it times (the first case of a job runs
+hundreds of untimed calls). Every (collective, size) runs in a job of its
+own, whose ranks call Init, fill their buffers (out of place only; -R, -d,
+--redop and -r apply), meet at one Barrier and time N calls back to back with
+no warm-up, as mpibench -w 0 -n N does; -c 1 then checks one more call. A
+call's time is when the last rank finished it minus when the last rank
+finished the call before (each rank's clock starting as it leaves the
+Barrier): the first is the slowest rank's first call, and the mean of the N
+is the slowest rank's mean, as in the normal mode and mpibench. A row per
+case gives the first call, the mean, the median and the slowest of the N and
+#wrong; a line under it lists the N times, another the job's pids. --json
+keeps them (calls_us, job). -n, -w, --algos, --rounds, --plot and
+--cpuprofile are usage errors with --first; --timeout limits each case's job.
+
 Exit status: 0, 1 when an element was wrong or the job failed, 2 for a usage
 error, 124 when --timeout expired.
 
@@ -69,7 +84,8 @@ Examples:
    hcclrun bench -np 2 -o allreduce -b 8 -e 64M -f 2
    hcclrun bench -np 4 -o all -b 1K -e 16M --json out.json --plot busbw.svg
    HCCL_SHM_DISABLE=1 hcclrun bench -np 2 -b 1M -e 1M -n 50
-   hcclrun bench -np 4 -o allgather -b 8 -e 1M -f 4 --algos ring,rhd,mesh,pat,auto`,
+   hcclrun bench -np 4 -o allgather -b 8 -e 1M -f 4 --algos ring,rhd,mesh,pat,auto
+   hcclrun bench -np 2 -o allreduce,allgather -b 8 -e 1M -f 1024 --first 10 -R 0`,
 		Flags:        benchFlags(),
 		OnUsageError: cfg.OnUsageError,
 		Action:       func(c *cli.Context) error { return runParent(c, cfg) },
@@ -117,6 +133,7 @@ func benchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "root", Aliases: []string{"r"}, Value: 0, Usage: "root of broadcast and reduce"},
 		&cli.StringFlag{Name: "algos", Usage: "compare the algorithms of `LIST` (ring,rhd,mesh,oneshot,pat,tree,auto) within the job"},
 		&cli.IntFlag{Name: "rounds", Value: 5, Usage: "with --algos, measure each algorithm `R` times, interleaved"},
+		&cli.IntFlag{Name: "first", Usage: "time the first `N` calls of a fresh job per collective and size, with no warm-up (-n and -w are refused)", DefaultText: "off"},
 		&cli.StringFlag{Name: "json", Usage: "write every row to `FILE` as JSON"},
 		&cli.StringFlag{Name: "plot", Usage: "draw busbw against size to `FILE` (.svg or .png)"},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write each rank's CPU profile to `DIR`/rank-N.pprof"},
@@ -220,6 +237,11 @@ func parseOptions(c *cli.Context) (*options, error) {
 	} else if c.IsSet("rounds") {
 		return nil, usageErrorf("bench: --rounds needs --algos")
 	}
+	if c.IsSet("first") {
+		if err := o.setFirst(c); err != nil {
+			return nil, err
+		}
+	}
 	how := fmt.Sprintf("%d(factor)", factor)
 	if factor == 1 {
 		how = fmt.Sprintf("%d(bytes)", step)
@@ -229,7 +251,28 @@ func parseOptions(c *cli.Context) (*options, error) {
 	if len(o.Algos) > 0 {
 		o.header += fmt.Sprintf(" algos: %s rounds: %d", strings.Join(o.Algos, ","), o.Rounds)
 	}
+	if o.First > 0 {
+		o.header = fmt.Sprintf("hcclrun bench %s: %d ranks, minBytes %d maxBytes %d step: %s first calls: %d (a fresh job per case, no warm-up, out of place) validation: %d local register: %d",
+			strings.Join(o.Colls, ","), o.np, minB, maxB, how, o.First, c.Int("check"), c.Int("local_register"))
+	}
 	return o, nil
+}
+
+// setFirst reads --first and refuses the flags that do not go with it.
+func (o *options) setFirst(c *cli.Context) error {
+	if o.First = c.Int("first"); o.First < 1 {
+		return usageErrorf("bench: --first must be at least 1, got %d", o.First)
+	}
+	for _, f := range []struct{ name, flag string }{
+		{"iters", "-n"}, {"warmup_iters", "-w"}, {"algos", "--algos"}, {"rounds", "--rounds"},
+		{"plot", "--plot"}, {"cpuprofile", "--cpuprofile"},
+	} {
+		if c.IsSet(f.name) {
+			return usageErrorf("bench: %s does not go with --first (which times the first N calls of a fresh job per case, with no warm-up)", f.flag)
+		}
+	}
+	o.Iters, o.Warmup = o.First, 0
+	return nil
 }
 
 // zeroOrOne reads the 0-or-1 flag name (-letter) as a bool.
@@ -249,7 +292,10 @@ func runParent(c *cli.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	job, err := jobFor(c, o)
+	if o.First > 0 {
+		return runFirst(c, cfg, o)
+	}
+	job, err := jobFor(c, o.spec, o.np)
 	if err != nil {
 		return err
 	}
@@ -258,11 +304,7 @@ func runParent(c *cli.Context, cfg Config) error {
 	demux := &recordDemux{out: out, handle: rep.handle}
 	job.Stdout = demux
 	fmt.Fprintf(out, "# %s\n", o.header)
-	launch := cfg.Launch
-	if launch == nil {
-		launch = func(ctx context.Context, job *launcher.Job) error { return job.Run(ctx) }
-	}
-	runErr := launch(c.Context, job)
+	runErr := launchFunc(cfg)(c.Context, job)
 	demuxErr := demux.Close()
 	if runErr != nil {
 		return runErr
@@ -277,14 +319,22 @@ func runParent(c *cli.Context, cfg Config) error {
 	return rep.finish()
 }
 
-// jobFor builds the launcher job: -np ranks of this very executable, each
-// running the hidden rank sub-command with the spec.
-func jobFor(c *cli.Context, o *options) (*launcher.Job, error) {
+// launchFunc is how cfg runs a job.
+func launchFunc(cfg Config) func(ctx context.Context, job *launcher.Job) error {
+	if cfg.Launch != nil {
+		return cfg.Launch
+	}
+	return func(ctx context.Context, job *launcher.Job) error { return job.Run(ctx) }
+}
+
+// jobFor builds the launcher job: np ranks of this very executable, each
+// running the hidden rank sub-command with spec.
+func jobFor(c *cli.Context, spec spec, np int) (*launcher.Job, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("bench: find this executable to start the ranks: %w", err)
 	}
-	sp, err := json.Marshal(o.spec)
+	sp, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +353,7 @@ func jobFor(c *cli.Context, o *options) (*launcher.Job, error) {
 	return &launcher.Job{
 		Program: self,
 		Args:    []string{"bench", rankCommandName, string(sp)},
-		NP:      o.np,
+		NP:      np,
 		Export:  c.StringSlice("x"),
 		Timeout: timeout,
 		Grace:   grace,
@@ -382,7 +432,7 @@ func (r *report) finish() error {
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(r.out, "# Out of bounds values : %d %s\n", wrong, verdict)
-	if nbw > 0 {
+	if nbw > 0 && r.o.First == 0 {
 		fmt.Fprintf(r.out, "# Avg bus bandwidth    : %.5g \n", bw/float64(nbw))
 	}
 	fmt.Fprintf(r.out, "#\n")
@@ -412,13 +462,14 @@ type jsonReport struct {
 	DType  string    `json:"dtype"`
 	Algos  []string  `json:"algos,omitempty"`
 	Rounds int       `json:"rounds,omitempty"`
+	First  int       `json:"first,omitempty"` // --first: iters is the calls timed in each fresh job
 	Rows   []Row     `json:"rows"`
 }
 
 func (r *report) writeJSON() error {
 	data, err := json.MarshalIndent(jsonReport{
 		Header: r.o.header, Date: time.Now().UTC(), Ranks: r.o.np,
-		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: r.o.DType, Algos: r.o.Algos, Rounds: r.o.Rounds, Rows: r.rows,
+		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: r.o.DType, Algos: r.o.Algos, Rounds: r.o.Rounds, First: r.o.First, Rows: r.rows,
 	}, "", "  ")
 	if err != nil {
 		return err

@@ -45,6 +45,24 @@
 // each gets a row, with the median of its rounds' means (algos.go).
 // bench/calibrate measures the selector's model this way.
 //
+// # A fresh job's first calls (--first)
+//
+// The sweep above warms its first case up at length (warmUpJob) so that the
+// rows show the steady state. --first N shows the calls that warm-up
+// hides, which are what a short program pays: the parent runs every
+// (collective, size) as a job of its own, one after another, so that each
+// meets a runtime just initialised. Its ranks call Init, allocate and fill
+// their buffers (out of place only), meet at one Barrier and time N calls
+// back to back with no warm-up, as mpibench -w 0 -n N does; with -c 1 one
+// more call is checked. Call k's time is the latest end of call k over the
+// ranks minus the latest end of call k-1, each rank's clock starting as it
+// leaves the Barrier (first.go): the first is the slowest rank's first
+// call, and the mean of the N is the slowest rank's mean, the time column
+// of the normal mode and of mpibench. A row gives the first call, the mean,
+// the median and the slowest, and #wrong; comment lines under it list the N
+// times and the job's pids, and --json keeps them (calls_us, job).
+// bench/compare's "first" case compares these means with the MPIs'.
+//
 // nccl-tests itself reports the mean over ranks by default (-a 1); this
 // benchmark reports the maximum (nccl-tests' -a 3), which is what the
 // slowest rank, and so the application, sees.

@@ -221,6 +221,8 @@ func TestBenchUsage(t *testing.T) {
 		{"--redop", "avg", "-d", "int32"}, {"--plot", "out.pdf"}, {"-f", "2", "-i", "8"},
 		{"--algos", "bogus"}, {"-o", "broadcast", "--algos", "rhd"}, {"--algos", "ring", "--rounds", "0"},
 		{"--rounds", "3"}, {"--algos", "ring,,rhd"},
+		{"--first", "0"}, {"--first", "-1"}, {"--first", "3", "--algos", "ring"}, {"--first", "3", "-n", "4"},
+		{"--first", "3", "-w", "0"}, {"--first", "3", "--plot", "out.svg"},
 	} {
 		cmd := exec.CommandContext(ctx, bin, append([]string{"bench", "-np", "2"}, args...)...)
 		out, err := cmd.CombinedOutput()
@@ -295,4 +297,120 @@ func TestBenchCPUProfile(t *testing.T) {
 			t.Errorf("rank %d's profile: %v (size %v)", r, err, fi)
 		}
 	}
+}
+
+// TestBenchFirst runs `hcclrun bench --first` at np 2: a row per
+// collective and size, each measured by a job of its own (no pid of one
+// case's ranks in another's), with its 5 call times listed under it, all
+// positive, whose mean is the row's mean column, and no wrong element; the
+// JSON keeps the calls and the job. Timing values are not asserted.
+func TestBenchFirst(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := buildHcclrun(ctx, t)
+	jsonPath := filepath.Join(t.TempDir(), "rows.json")
+	const calls = 5
+	cmd := exec.CommandContext(ctx, bin, "bench", "-np", "2", "--first", fmt.Sprint(calls), "-o", "allreduce,allgather",
+		"-b", "16", "-e", "1M", "-f", "256", "--json", jsonPath, "--timeout", "100")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hcclrun bench --first: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+	const sizes = 3 // 16, 4K, 1M
+	type tableRow struct {
+		coll        string
+		mean        float64
+		calls, pids []string
+	}
+	var rows []tableRow
+	coll := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		if c, ok := strings.CutPrefix(line, "# Collective: "); ok {
+			coll = c
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "# first calls (us):"); ok && len(rows) > 0 {
+			rows[len(rows)-1].calls = strings.Fields(v)
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "# job:"); ok && len(rows) > 0 {
+			for _, rank := range strings.Split(v, ",") {
+				if f := strings.Fields(rank); len(f) == 6 && f[2] == "pid" {
+					rows[len(rows)-1].pids = append(rows[len(rows)-1].pids, f[3])
+				}
+			}
+			continue
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 10 || f[9] != "0" {
+			t.Fatalf("row %q: want 10 fields and #wrong 0", line)
+		}
+		var mean float64
+		if _, err := fmt.Sscan(f[6], &mean); err != nil {
+			t.Fatalf("row %q: mean %q: %v", line, f[6], err)
+		}
+		rows = append(rows, tableRow{coll: coll, mean: mean})
+	}
+	if len(rows) != 2*sizes {
+		t.Fatalf("%d rows, want %d\n%s", len(rows), 2*sizes, out)
+	}
+	seen := map[string]int{}
+	for i, r := range rows {
+		if len(r.calls) != calls {
+			t.Errorf("row %d (%s): %d call times %v, want %d", i, r.coll, len(r.calls), r.calls, calls)
+		}
+		var sum float64
+		for _, c := range r.calls {
+			var us float64
+			if _, err := fmt.Sscan(c, &us); err != nil || us <= 0 {
+				t.Errorf("row %d (%s): call time %q (%v), want a positive number", i, r.coll, c, err)
+			}
+			sum += us
+		}
+		// The table prints about four significant digits.
+		if m := sum / calls; abs(m-r.mean) > 1e-3*r.mean+0.01 {
+			t.Errorf("row %d (%s): mean column %v, the calls' mean %v", i, r.coll, r.mean, m)
+		}
+		if len(r.pids) != 2 {
+			t.Errorf("row %d (%s): job pids %v, want 2", i, r.coll, r.pids)
+		}
+		for _, p := range r.pids {
+			if j, ok := seen[p]; ok {
+				t.Errorf("pid %s ran rows %d and %d: want a fresh job per case", p, j, i)
+			}
+			seen[p] = i
+		}
+	}
+
+	rep := readReport(t, jsonPath)
+	if rep.First != calls || rep.Iters != calls || rep.Warmup != 0 || len(rep.Rows) != 2*sizes {
+		t.Fatalf("--json: first %d, iters %d, warmup %d, %d rows", rep.First, rep.Iters, rep.Warmup, len(rep.Rows))
+	}
+	for i, r := range rep.Rows {
+		res := r.OutOfPlace
+		var sum float64
+		for _, us := range res.CallsUS {
+			sum += us
+		}
+		if len(res.CallsUS) != calls || res.Wrong != 0 || r.InPlace != nil || abs(sum/calls-res.TimeUS) > 1e-9*res.TimeUS ||
+			res.FirstUS != res.CallsUS[0] || res.SlowestUS != slices.Max(res.CallsUS) || len(r.Job) != 2 {
+			t.Errorf("--json row %d: %+v", i, r)
+			continue
+		}
+		if r.Job[0].Pid == 0 || len(rows[i].pids) == 0 || fmt.Sprint(r.Job[0].Pid) != rows[i].pids[0] {
+			t.Errorf("--json row %d: job %+v, the table's pids %v", i, r.Job, rows[i].pids)
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

@@ -29,6 +29,10 @@ type spec struct {
 	CPUProfile string   `json:"cpuprofile,omitempty"` // directory for rank-N.pprof
 	Algos      []string `json:"algos,omitempty"`      // --algos: compared within the job (algos.go)
 	Rounds     int      `json:"rounds,omitempty"`     // --rounds, with Algos
+	// First is --first: time this many calls of a fresh job, the spec
+	// naming one collective and one size (first.go). Iters is First then,
+	// and Warmup 0.
+	First int `json:"first,omitempty"`
 }
 
 // hostNameBytes is the room for a host name in the rank exchange.
@@ -58,6 +62,9 @@ func runRank(ctx context.Context, sp spec, out io.Writer) (err error) {
 	}
 	if len(sp.Algos) > 0 && sp.Rounds < 1 {
 		return fmt.Errorf("bench rank: %d rounds, want at least 1", sp.Rounds)
+	}
+	if sp.First < 0 || sp.First > 0 && (len(sp.Colls) != 1 || len(sp.Sizes) != 1 || len(sp.Algos) > 0) {
+		return fmt.Errorf("bench rank: first %d calls of %d collectives at %d sizes, want one of each and no algos", sp.First, len(sp.Colls), len(sp.Sizes))
 	}
 	comm, err := hccl.Init(ctx)
 	if err != nil {
@@ -152,6 +159,9 @@ func (s *sweeper) report(rec record) error {
 // and touched before anything is timed: first-touch page faults cost ~10 us
 // per 4 KiB page here and would otherwise land in the first timed sizes.
 func sweep[T hccl.Element](ctx context.Context, s *sweeper) error {
+	if s.sp.First > 0 {
+		return measureFirst[T](ctx, s)
+	}
 	n, rank := s.comm.Size(), s.comm.Rank()
 	if err := s.exchangeRanks(ctx); err != nil {
 		return err
@@ -179,13 +189,7 @@ func sweep[T hccl.Element](ctx context.Context, s *sweeper) error {
 		}
 		for _, size := range s.sp.Sizes {
 			l := NewLayout(c, size, s.dt.Size, n)
-			row := Row{Coll: c.String(), Ranks: n, Bytes: l.Bytes, Count: l.Count, Type: s.dt.Name, RedOp: "none", Root: -1}
-			if c.Reduces() {
-				row.RedOp = s.op.Name
-			}
-			if c.Rooted() {
-				row.Root = s.sp.Root
-			}
+			row := s.newRow(l)
 			placements := []bool{false}
 			if c.HasInPlace() {
 				placements = append(placements, true)
@@ -227,6 +231,18 @@ func sweep[T hccl.Element](ctx context.Context, s *sweeper) error {
 		}
 	}
 	return nil
+}
+
+// newRow is the row of layout l, without its results.
+func (s *sweeper) newRow(l Layout) Row {
+	row := Row{Coll: l.Coll.String(), Ranks: l.Ranks, Bytes: l.Bytes, Count: l.Count, Type: s.dt.Name, RedOp: "none", Root: -1}
+	if l.Coll.Reduces() {
+		row.RedOp = s.op.Name
+	}
+	if l.Coll.Rooted() {
+		row.Root = s.sp.Root
+	}
+	return row
 }
 
 // measure times one case as nccl-tests does: warm-up iterations, a

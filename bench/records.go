@@ -23,6 +23,8 @@ type Row struct {
 	RedOp string `json:"redop"`          // "none" for collectives that do not reduce
 	Root  int    `json:"root"`           // -1 for collectives without a root
 	Algo  string `json:"algo,omitempty"` // --algos: the algorithm forced ("auto": the selector's choice)
+	// With --first, the ranks of the fresh job that measured this row.
+	Job []RankInfo `json:"job,omitempty"`
 
 	OutOfPlace Result  `json:"out_of_place"`
 	InPlace    *Result `json:"in_place,omitempty"` // nil: the collective has no in-place form
@@ -37,6 +39,12 @@ type Result struct {
 	Wrong    int64   `json:"wrong"` // wrong elements over all ranks; -1 when not checked
 	// With --algos, each round's mean (time_us is their median).
 	Samples []float64 `json:"samples_us,omitempty"`
+	// With --first, the N calls' times in order (first.go says how a call
+	// is timed; time_us is their mean, median_us their median), the first
+	// and the slowest of them.
+	CallsUS   []float64 `json:"calls_us,omitempty"`
+	FirstUS   float64   `json:"first_us,omitempty"`
+	SlowestUS float64   `json:"slowest_us,omitempty"`
 }
 
 // RankInfo says where one rank ran.

@@ -60,3 +60,49 @@ func formatTime(us float64) string {
 	}
 	return fmt.Sprintf("%7.2f", us)
 }
+
+// With --first the table keeps the first five columns and then gives the
+// out-of-place first call, the mean, the median and the slowest of the N
+// calls, and #wrong: 10 fields. Under each row a comment line lists the N
+// times and another the job's ranks, so that scripts reading rows skip them.
+
+func writeFirstHeader(w io.Writer) {
+	fmt.Fprintf(w, "#\n")
+	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %7s  %7s  %7s  %6s\n",
+		"size", "count", "type", "redop", "root", "first", "mean", "median", "slowest", "#wrong")
+	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %7s  %7s  %7s  %6s\n",
+		"(B)", "(elements)", "", "", "", "(us)", "(us)", "(us)", "(us)", "")
+}
+
+func formatFirstRow(r *Row) string {
+	res := &r.OutOfPlace
+	wrong := "N/A"
+	if res.Wrong >= 0 {
+		wrong = fmt.Sprint(res.Wrong)
+	}
+	return fmt.Sprintf("%12d  %12d  %8s  %6s  %6d  %7s  %7s  %7s  %7s  %6s", r.Bytes, r.Count, r.Type, r.RedOp, r.Root,
+		formatTime(res.FirstUS), formatTime(res.TimeUS), formatTime(res.MedianUS), formatTime(res.SlowestUS), wrong)
+}
+
+// formatFirstCalls is the comment line of a --first row's call times.
+func formatFirstCalls(r *Row) string {
+	var b strings.Builder
+	b.WriteString("# first calls (us):")
+	for _, us := range r.OutOfPlace.CallsUS {
+		b.WriteString(" " + strings.TrimSpace(formatTime(us)))
+	}
+	return b.String()
+}
+
+// formatFirstJob is the comment line of the ranks of a --first row's job.
+func formatFirstJob(r *Row) string {
+	var b strings.Builder
+	b.WriteString("# job:")
+	for i, ri := range r.Job {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " rank %d pid %d on %s", ri.Rank, ri.Pid, ri.Host)
+	}
+	return b.String()
+}
