@@ -12,19 +12,25 @@ import (
 )
 
 // BenchmarkSetup opens and closes one link, both ends in this process,
-// for several ring sizes, read ahead (warmed whole) or lazy (nothing
-// touched beyond the headers): what a link costs to set up (handshake,
-// segment, prefault, probes), in wall time and in CPU time of the
-// process (cpu-us/op), which is what oversubscribed ranks pay.
+// for several ring sizes: as set up (the rings' fronts read, WarmBytes),
+// warmed whole (Warm on both ends, as the runtime does before it times
+// calls through the rings) or lazy (nothing touched beyond the headers):
+// what a link costs to set up (handshake, segment, page tables, reads), in
+// wall time and in CPU time of the process (cpu-us/op), which is what
+// oversubscribed ranks pay.
 func BenchmarkSetup(b *testing.B) {
 	for _, c := range []struct {
-		ring int
-		lazy bool
-	}{{64 << 10, false}, {256 << 10, false}, {1 << 20, false}, {4 << 20, false}, {128 << 10, true}, {1 << 20, true}} {
+		ring        int
+		lazy, whole bool
+	}{{64 << 10, false, false}, {256 << 10, false, false}, {1 << 20, false, false}, {4 << 20, false, false},
+		{1 << 20, false, true}, {4 << 20, false, true}, {128 << 10, true, false}, {1 << 20, true, false}} {
 		ring := c.ring
 		name := fmt.Sprintf("ring=%dKiB", ring>>10)
-		if c.lazy {
+		switch {
+		case c.lazy:
 			name += "/lazy"
+		case c.whole:
+			name += "/whole"
 		}
 		b.Run(name, func(b *testing.B) {
 			key := make([]byte, 32)
@@ -52,11 +58,11 @@ func BenchmarkSetup(b *testing.B) {
 					b.Fatal(err)
 				}
 				a := <-done
-				if !c.lazy {
+				if c.whole {
 					d.Warm()
 				}
 				if a != nil {
-					if !c.lazy {
+					if c.whole {
 						a.Warm()
 					}
 					a.Close()
