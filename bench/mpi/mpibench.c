@@ -13,6 +13,9 @@
  *    multiple of the rank count where the collective splits the buffer;
  *    the size column is max(send, recv) bytes; AlltoAllV blocks are
  *    c(i,j) = k/2 + k*((i+j) mod n)/(n-1) elements for a mean block k;
+ *  - the ranks' pids gathered after the sweep, so that nothing but
+ *    MPI_Init and MPI_Barrier precedes the first timed call (-w 0: the
+ *    calls hcclrun bench --first times);
  *  - per size, out of place then in place (MPI_IN_PLACE; AlltoAll and
  *    AlltoAllV have no in-place column, as in hcclrun): fill the buffers,
  *    -w untimed calls, MPI_Barrier, -n timed calls back to back, then the
@@ -429,20 +432,10 @@ int main(int argc, char **argv) {
 	memset(sbuf, 1, maxelems * dt->size); /* first touch outside the timing */
 	memset(rbuf, 1, maxelems * dt->size);
 
-	char host[64] = "";
-	gethostname(host, sizeof host - 1);
-	long long pid = getpid();
-	long long *pids = malloc(nranks * sizeof *pids);
-	char *hosts = malloc(nranks * 64);
-	MPI_Gather(&pid, 1, MPI_LONG_LONG, pids, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-	MPI_Gather(host, 64, MPI_CHAR, hosts, 64, MPI_CHAR, 0, MPI_COMM_WORLD);
-	if (rank == 0) {
+	if (rank == 0)
 		printf("# mpibench %s: %d ranks, minBytes %lld maxBytes %lld step: %lld(%s) warmup iters: %d iters: %d validation: %d\n",
 		       ncolls == NCOLLS ? "all" : opbuf, nranks, (long long)minb, (long long)maxb,
 		       (long long)(factor > 1 ? factor : step), factor > 1 ? "factor" : "bytes", warmup, iters, check);
-		printf("#\n# Using ranks\n");
-		for (int r = 0; r < nranks; r++) printf("#  Rank %2d Pid %6lld on %10s\n", r, pids[r], hosts + 64 * r);
-	}
 
 	int64_t total_wrong = 0;
 	double bwsum = 0;
@@ -491,7 +484,19 @@ int main(int argc, char **argv) {
 			}
 		}
 	}
+	/* The ranks' pids are gathered after the sweep, so that with -w 0 the
+	 * first timed calls follow MPI_Init and one MPI_Barrier only, as those of
+	 * hcclrun bench --first do. */
+	char host[64] = "";
+	gethostname(host, sizeof host - 1);
+	long long pid = getpid();
+	long long *pids = malloc(nranks * sizeof *pids);
+	char *hosts = malloc(nranks * 64);
+	MPI_Gather(&pid, 1, MPI_LONG_LONG, pids, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+	MPI_Gather(host, 64, MPI_CHAR, hosts, 64, MPI_CHAR, 0, MPI_COMM_WORLD);
 	if (rank == 0) {
+		printf("#\n# Using ranks\n");
+		for (int r = 0; r < nranks; r++) printf("#  Rank %2d Pid %6lld on %10s\n", r, pids[r], hosts + 64 * r);
 		printf("# Out of bounds values : %lld %s\n", (long long)total_wrong, total_wrong ? "FAILED" : "OK");
 		printf("# Avg bus bandwidth    : %.5g \n#\n", nbw ? bwsum / nbw : 0);
 	}
