@@ -53,6 +53,7 @@ type Comm struct {
 		call selector.Call
 		algo plan.Algorithm
 	}
+	warming bool // Init's own first call runs (warmup.go)
 
 	mu     sync.Mutex // held while a collective runs
 	exec   *executor.Executor
@@ -133,7 +134,18 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		ctl.Close()
 		return nil, fail(err)
 	}
-	if err := ctl.Barrier(ctx, "init"); err != nil {
+	warmed := make(chan struct{})
+	if job.Size > 1 && !links.lazyRings {
+		go func() { // while this rank waits for the others (warmup.go)
+			defer close(warmed)
+			warmUp(sel, job.Rank, job.Size, per)
+		}()
+	} else {
+		close(warmed)
+	}
+	err = ctl.Barrier(ctx, "init")
+	<-warmed
+	if err != nil {
 		links.close()
 		ctl.Close()
 		return nil, fail(fmt.Errorf("wait for every rank to join: %w", err))
@@ -145,6 +157,12 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize, links.ringBytes), OnFailure: c.fail, Poll: links.poll})
 	go c.watchControl()
+	if job.Size > 1 && !links.lazyRings {
+		if err := c.warmCall(ctx); err != nil {
+			c.Close()
+			return nil, fail(fmt.Errorf("the first AllReduce: %w", err))
+		}
+	}
 	log.Debug("joined", "size", job.Size, "local_rank", job.LocalRank, "local_size", job.LocalSize, "data_ip", ip)
 	return c, nil
 }

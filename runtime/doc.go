@@ -47,9 +47,11 @@
 // the rank's topology facts (package topo), listens for data links on the
 // address of its route to the launcher (or the interface HCCL_SOCKET_IFNAME
 // names) and on an abstract unix socket for shared memory, publishes both,
-// and waits for every rank. Links open lazily, when a plan first needs a
-// peer (links.go), so a rank has links only to the peers its algorithms
-// talk to (Comm.Links; hcclrun topo prints a job's). A shm link's rings
+// and waits for every rank. Links open when a plan first needs a peer
+// (links.go), so a rank has links only to the peers its algorithms talk to
+// (Comm.Links; hcclrun topo prints a job's); on a host that is not crowded
+// Init itself makes a first AllReduce of 4 bytes, which opens the small
+// calls' links, and warms the code of the first calls (warmup.go). A shm link's rings
 // hold HCCL_BUFFSIZE each on a host of up to 9 ranks; on a larger host, or
 // where /dev/shm could not hold a full mesh of them, they shrink
 // (shmlink.HostRingBytes, FitRingBytes), and on a host of more than 2 ranks

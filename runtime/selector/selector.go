@@ -48,6 +48,17 @@ func (s *Selector) WithPolicy(p Policy) *Selector {
 	return &Selector{model: s.model, policy: p, log: s.log, cache: map[Call]Choice{}}
 }
 
+// Price returns what Choose would, without keeping or logging it: for a
+// caller that wants the model run, not a choice (the runtime's warm-up).
+func (s *Selector) Price(call Call) (Choice, error) {
+	e, err := Predict(s.model, s.policy, call).Chosen()
+	if err != nil {
+		return Choice{}, err
+	}
+	a, _ := algo.Lookup(e.Algo)
+	return Choice{Algo: a, Channels: e.Channels, Segment: e.Segment, Predicted: e.Time}, nil
+}
+
 // Choose returns the algorithm, channels and segment size for call. A call
 // that HCCL_ALGO forces onto algorithms unable to serve it is an error that
 // says why, wrapping ErrNoAlgorithm; there is no silent fallback.
@@ -58,13 +69,10 @@ func (s *Selector) Choose(call Call) (Choice, error) {
 	if ok {
 		return c, nil
 	}
-	t := Predict(s.model, s.policy, call)
-	e, err := t.Chosen()
+	c, err := s.Price(call)
 	if err != nil {
 		return Choice{}, err
 	}
-	a, _ := algo.Lookup(e.Algo)
-	c = Choice{Algo: a, Channels: e.Channels, Segment: e.Segment, Predicted: e.Time}
 	s.mu.Lock()
 	if len(s.cache) >= maxCached {
 		clear(s.cache)
@@ -72,7 +80,7 @@ func (s *Selector) Choose(call Call) (Choice, error) {
 	s.cache[call] = c
 	s.mu.Unlock()
 	s.log.Info("algorithm chosen", "coll", call.Coll.String(), "bytes", call.Bytes,
-		"ranks", call.Topo.Ranks, "servers", call.Topo.servers(), "algo", e.Algo,
-		"channels", e.Channels, "segment", e.Segment, "predicted", e.Time)
+		"ranks", call.Topo.Ranks, "servers", call.Topo.servers(), "algo", c.Algo.Name(),
+		"channels", c.Channels, "segment", c.Segment, "predicted", c.Predicted)
 	return c, nil
 }
