@@ -34,10 +34,7 @@
 // The producer reserves space in place and commits it ([Ring.Reserve],
 // [Ring.Commit], or [Ring.Write]); the consumer sees readable bytes in place
 // ([Ring.Peek]) so that it can reduce straight from the ring into its
-// destination, then releases them ([Ring.Release], or [Ring.Read]). A
-// producer that calls [Ring.ToFront] before each message keeps the ring at
-// the front of its data area while its backlog allows, so that a ring
-// touches only the pages its largest backlog needs (front.go).
+// destination, then releases them ([Ring.Release], or [Ring.Read]).
 //
 // Beside its data area, a ring's header page holds 16 fast boxes: slots of
 // 128 bytes, each with an announcing word next to a frame of up to

@@ -144,7 +144,7 @@ func (r *Ring) NextFrame() (fast []byte, inRing bool) {
 	// head first: a box posted before the ring bytes seen here is then
 	// visible below too (the producer stored its sequence before
 	// committing them), so the check cannot pass over it.
-	r.rHead = r.takeSkip()
+	r.rHead = r.head.Load()
 	if f := r.fastNext(); f != nil {
 		return f, false
 	}

@@ -20,16 +20,12 @@ import (
 // on the process's behalf (process_vm_readv, a pipe) is not.
 //
 // So a segment's page tables are populated when it is mapped (about 1 ms
-// for the 8 MiB of a link), and its pages are read by whoever knows which
-// will be touched first: the link reads the front of each of its rings
-// when it is set up (Segment.Warm), since a ring stays at the front of its
-// data area while its backlog allows (front.go), and the runtime reads
-// the rest before it times calls through them (Segment.Prefault). Pages
-// beyond are read at their first touch, by a call large enough to need
-// them. A goroutine that read the whole segment in the background used to
-// do this; on a rank bound to one CPU it ran only in the gaps of the
-// rank's own work, reached the pages after the calls that needed them,
-// and took the CPU time of 8 MiB a link from the first calls besides
+// for the 8 MiB of a link), and its pages are read, in the caller's
+// goroutine, when its user asks (Segment.Prefault, or Segment.Warm for a
+// part): a link does it as it is set up. A goroutine that read the
+// segment in the background used to do this; on a rank bound to one CPU
+// it ran only in the gaps of the rank's own work, reached the pages after
+// the calls that needed them, and took their CPU time besides
 // (docs/performance.md, "Warm from the first call").
 
 // populate fills the page tables for mem with writable entries

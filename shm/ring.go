@@ -21,8 +21,6 @@ const (
 	offProdAddr    = 16  // uint64: this header's address in the producer's process (direct.go)
 	offDirect      = 24  // uint32: 1 once the consumer has read the producer's memory directly
 	offHead        = 128 // uint64: bytes ever committed; written by the producer only
-	offSkipFrom    = 136 // uint64: where the producer's last skip to the front started (front.go)
-	offSkipTo      = 144 // uint64: and where it ended
 	offTail        = 256 // uint64: bytes ever released; written by the consumer only
 	offDataEv      = 384 // uint32 futex word the consumer sleeps on; bumped to wake it
 	offConsWaiting = 388 // uint32: 1 while the consumer is (about to be) asleep
@@ -41,7 +39,7 @@ const (
 	RingHeaderSize = 4096
 
 	ringMagic   = 0x474e5248 // "HRNG"
-	ringVersion = 6
+	ringVersion = 5
 
 	// MinRingCapacity is the smallest data area NewRing accepts. Anything
 	// smaller than a frame header would make every frame wrap.
@@ -70,7 +68,6 @@ type Ring struct {
 	cap  uint64
 
 	head, tail                   *atomic.Uint64
-	skipFrom, skipTo             *atomic.Uint64
 	consWant, prodWant           *atomic.Uint64
 	dataEv, consWaiting          *atomic.Uint32
 	spaceEv, prodWaiting, closed *atomic.Uint32
@@ -97,10 +94,7 @@ type Ring struct {
 	// the fast boxes: messages posted, and taken as last read.
 	wHead, wTail      uint64
 	wFast, wFastTaken uint64
-	wFront            uint64 // bytes of the data area written so far, from the front (front.go)
-	wSkipFrom         uint64 // where the last skip to the front started
-	wSkipTo           uint64 // and where it ended
-	wShareBroken      bool   // a piece of a shared read could not be written (share.go)
+	wShareBroken      bool // a piece of a shared read could not be written (share.go)
 	_                 [64]byte
 	// Consumer-local state, likewise, and the fast-box messages taken.
 	rTail, rHead uint64
@@ -124,7 +118,7 @@ func NewRing(b []byte, capacity int) (*Ring, error) {
 		return nil, fmt.Errorf("shm: ring of %d bytes needs %d bytes of memory, have %d", capacity, RingBytes(capacity), len(b))
 	}
 	hdr := b[:RingHeaderSize]
-	for _, off := range []int{offProdAddr, offHead, offSkipFrom, offSkipTo, offTail, offConsWant, offProdWant, offAcked,
+	for _, off := range []int{offProdAddr, offHead, offTail, offConsWant, offProdWant, offAcked,
 		offShareSrc, offShareDst, offShareBytes, offSharePiece, offShareCursor, offShareDone} {
 		word64(hdr, off).Store(0)
 	}
@@ -166,8 +160,6 @@ func attach(b []byte, capacity int) *Ring {
 		cap:         uint64(capacity),
 		head:        word64(hdr, offHead),
 		tail:        word64(hdr, offTail),
-		skipFrom:    word64(hdr, offSkipFrom),
-		skipTo:      word64(hdr, offSkipTo),
 		consWant:    word64(hdr, offConsWant),
 		prodWant:    word64(hdr, offProdWant),
 		dataEv:      word32(hdr, offDataEv),
@@ -201,11 +193,11 @@ func (r *Ring) Cap() int { return int(r.cap) }
 // saw leaves too little room, so that a producer far ahead of a full ring
 // does not pull the consumer's cache line for every small frame.
 func (r *Ring) HasRoom(n int) bool {
-	if r.freeAfter(r.wTail) >= uint64(n) {
+	if r.cap-(r.wHead-r.wTail) >= uint64(n) {
 		return true
 	}
 	r.wTail = r.tail.Load()
-	return r.freeAfter(r.wTail) >= uint64(n)
+	return r.cap-(r.wHead-r.wTail) >= uint64(n)
 }
 
 // Buffered returns how many bytes are committed and not yet released. It is
@@ -218,7 +210,7 @@ func (r *Ring) Buffered() int { return int(r.head.Load() - r.tail.Load()) }
 // there are in all. Only the consumer may call it; the run stays valid until
 // it releases those bytes.
 func (r *Ring) Unread() (run []byte, total int) {
-	r.rHead = r.takeSkip()
+	r.rHead = r.head.Load()
 	avail := r.rHead - r.rTail
 	off := r.rTail & r.mask
 	n := min(avail, r.cap-off)
@@ -298,20 +290,19 @@ func (r *Ring) ReserveNeed(ctx context.Context, need, max int) ([]byte, error) {
 		if err := r.closedErr(); err != nil {
 			return nil, err
 		}
-		free := r.freeAfter(r.wTail)
+		free := r.cap - (r.wHead - r.wTail)
 		if free < uint64(max) {
 			r.wTail = r.tail.Load()
-			free = r.freeAfter(r.wTail)
+			free = r.cap - (r.wHead - r.wTail)
 		}
 		if free > 0 {
 			off := r.wHead & r.mask
 			n := min(free, r.cap-off, uint64(max))
-			r.wrote(off, n)
 			return r.data[off : off+n : off+n], nil
 		}
 		// Wake when tail has moved far enough for the free space to
 		// reach the wanted amount.
-		want := r.spaceWant(r.wHead - r.cap + r.wantBytes(need))
+		want := r.wHead - r.cap + r.wantBytes(need)
 		if err := r.await(ctx, false, want); err != nil {
 			return nil, err
 		}
@@ -330,7 +321,7 @@ func (r *Ring) Commit(n int) {
 	if n <= 0 {
 		return
 	}
-	if uint64(n) > r.freeAfter(r.wTail) {
+	if uint64(n) > r.cap-(r.wHead-r.wTail) {
 		panic("shm: commit beyond the reservation")
 	}
 	r.wHead += uint64(n)
@@ -376,7 +367,7 @@ func (r *Ring) PeekNeed(ctx context.Context, need, max int) ([]byte, error) {
 		}
 		avail := r.rHead - r.rTail
 		if avail < uint64(max) {
-			r.rHead = r.takeSkip()
+			r.rHead = r.head.Load()
 			avail = r.rHead - r.rTail
 		}
 		if avail > 0 {
@@ -387,7 +378,7 @@ func (r *Ring) PeekNeed(ctx context.Context, need, max int) ([]byte, error) {
 		if r.closed.Load() != 0 {
 			// The producer commits before it closes: look at head once
 			// more after seeing the flag, so that nothing is lost.
-			if r.rHead = r.takeSkip(); r.rHead != r.rTail {
+			if r.rHead = r.head.Load(); r.rHead != r.rTail {
 				continue
 			}
 			return nil, r.closedErr()

@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -93,16 +91,12 @@ func TestRingStream(t *testing.T) {
 		total    int
 		maxPiece int
 		inPlace  bool
-		toFront  bool // the producer calls ToFront before each piece
 	}{
-		{"min ring, tiny pieces", MinRingCapacity, 1 << 20, 7, false, false},
-		{"4 KiB ring, pieces larger than the ring", 4096, 4 << 20, 20000, false, false},
-		{"4 KiB ring, in place", 4096, 4 << 20, 3000, true, false},
-		{"1 MiB ring, large pieces", 1 << 20, 32 << 20, 3 << 20, false, false},
-		{"1 MiB ring, in place", 1 << 20, 32 << 20, 1 << 20, true, false},
-		{"min ring, to the front", MinRingCapacity, 1 << 20, 90, false, true},
-		{"4 KiB ring, in place, to the front", 4096, 4 << 20, 3000, true, true},
-		{"1 MiB ring, to the front", 1 << 20, 8 << 20, 20 << 10, false, true},
+		{"min ring, tiny pieces", MinRingCapacity, 1 << 20, 7, false},
+		{"4 KiB ring, pieces larger than the ring", 4096, 4 << 20, 20000, false},
+		{"4 KiB ring, in place", 4096, 4 << 20, 3000, true},
+		{"1 MiB ring, large pieces", 1 << 20, 32 << 20, 3 << 20, false},
+		{"1 MiB ring, in place", 1 << 20, 32 << 20, 1 << 20, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,9 +109,6 @@ func TestRingStream(t *testing.T) {
 				p := src
 				for len(p) > 0 {
 					n := min(len(p), 1+rng.IntN(tt.maxPiece))
-					if tt.toFront {
-						prod.ToFront(n)
-					}
 					if tt.inPlace {
 						b, err := prod.Reserve(ctx, n)
 						if err != nil {
@@ -162,84 +153,7 @@ func TestRingStream(t *testing.T) {
 			if b := cons.Buffered(); b != 0 {
 				t.Errorf("%d bytes left over", b)
 			}
-			if tt.toFront && prod.wSkipTo == 0 {
-				t.Error("the producer never moved to the front")
-			}
 		})
-	}
-}
-
-// TestRingStaysAtFront: messages that the consumer takes as they come use
-// the front of the data area only, and the pages beyond are never touched
-// (the ring lies in memory whose pages are allocated at their first touch,
-// which mincore shows); a backlog larger than the front grows it.
-func TestRingStaysAtFront(t *testing.T) {
-	const capacity = 4 << 20
-	fd, err := unix.MemfdCreate("ring", unix.MFD_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Ftruncate(fd, int64(RingBytes(capacity))); err != nil {
-		t.Fatal(err)
-	}
-	mem, err := unix.Mmap(fd, 0, RingBytes(capacity), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Munmap(mem)
-	prod, err := NewRing(mem, capacity)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cons, err := OpenRing(mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := testCtx(t, 10*time.Second)
-	send := func(msg []byte) {
-		prod.ToFront(len(msg))
-		if err := prod.Write(ctx, msg); err != nil {
-			t.Fatalf("write at %d (front %d): %v", prod.wHead, prod.Front(), err)
-		}
-	}
-	msg, got := pattern(100<<10, 7), make([]byte, 100<<10)
-	for i := 0; i < 200; i++ { // 20 MiB through a 4 MiB ring
-		send(msg)
-		if err := cons.Read(ctx, got); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, msg) {
-			t.Fatalf("message %d differs", i)
-		}
-	}
-	if f := prod.Front(); f != 128<<10 {
-		t.Errorf("front after messages of 100 KiB taken one by one: %d KiB, want 128", f>>10)
-	}
-	page := os.Getpagesize()
-	resident := make([]byte, (len(mem)+page-1)/page)
-	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(&resident[0]))); e != 0 {
-		t.Fatal(e)
-	}
-	touched := 0
-	for _, r := range resident[RingHeaderSize/page:] {
-		touched += int(r & 1)
-	}
-	if max := (128 << 10) / page; touched > max {
-		t.Errorf("%d pages of the data area touched, want at most the front's %d", touched, max)
-	}
-
-	// A backlog of three messages needs 300 KiB of the front.
-	for i := 0; i < 3; i++ {
-		send(msg)
-	}
-	for i := 0; i < 3; i++ {
-		if err := cons.Read(ctx, got); err != nil || !bytes.Equal(got, msg) {
-			t.Fatalf("backlog message %d: %v", i, err)
-		}
-	}
-	if f := prod.Front(); f < 300<<10 || f > 512<<10 {
-		t.Errorf("front after a backlog of 300 KiB: %d KiB", f>>10)
 	}
 }
 

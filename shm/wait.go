@@ -219,5 +219,5 @@ func (r *Ring) ready(consumer bool) bool {
 	if consumer {
 		return r.head.Load() != r.rTail
 	}
-	return r.freeAfter(r.tail.Load()) > 0
+	return r.wHead-r.tail.Load() < r.cap
 }

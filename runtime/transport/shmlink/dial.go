@@ -142,7 +142,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 		return nil, ctxOr(ctx, err)
 	}
 	if !cfg.Segment.Lazy {
-		warmRings(seg, capacity) // while the listener maps it and reads its own side
+		warmRings(seg) // while the listener maps it and reads its own side
 	}
 	var ack [1]byte
 	if _, err := conn.Read(ack[:]); err != nil {

@@ -130,7 +130,6 @@ func (l *Link) post(ctx context.Context, h *netio.Header, p []byte, thenWaits bo
 	binary.LittleEndian.PutUint64(ref[16:], region.Inode)
 	binary.LittleEndian.PutUint64(ref[24:], region.Offset)
 	binary.LittleEndian.PutUint64(ref[32:], uint64(region.FD))
-	l.tx.ToFront(len(l.hdrOut))
 	if err := l.tx.Write(ctx, l.hdrOut[:]); err != nil {
 		return err
 	}

@@ -185,7 +185,6 @@ func (l *Link) send(ctx context.Context, h *netio.Header, p []byte) error {
 	}
 	hdr := l.hdrOut[:netio.HeaderSize]
 	h.Encode(hdr)
-	l.tx.ToFront(n)
 	if n <= smallFrame {
 		b, err := l.tx.Reserve(ctx, n)
 		if err != nil {
@@ -394,9 +393,9 @@ func (l *Link) Shut() {
 }
 
 // Warm reads every page of the link's segment (shm.Segment.Prefault), so
-// that the rings run from now on at the speed they will keep, beyond the
-// front that set-up read (WarmBytes): a first pass over fresh pages runs
-// many times slower, and a caller timing them would be misled.
+// that the rings run from now on at the speed they will keep: a first pass
+// over fresh pages runs many times slower, and a caller timing them would
+// be misled. Set-up already did it, but for a lazy segment.
 func (l *Link) Warm() { l.seg.Prefault() }
 
 // Close shuts the link and unmaps its segment. No call may be running on

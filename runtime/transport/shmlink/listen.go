@@ -252,7 +252,7 @@ func (l *Listener) serve(su *setup) (*Link, int, error) {
 		}
 		if err == nil {
 			if !m.lazy {
-				warmRings(seg, m.capacity)
+				warmRings(seg)
 			}
 			return newLink(l.rank, peer, m.channel, seg, tx, rx, conn, m.direct, p), peer, nil
 		}

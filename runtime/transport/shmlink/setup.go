@@ -169,18 +169,11 @@ func ringsOf(mem []byte, capacity int, create bool) (r0, r1 *shm.Ring, err error
 	return r[0], r[1], nil
 }
 
-// WarmBytes is how much of each ring's data area, from the front, a link
-// reads when it is set up, so that its first calls find those pages warm
-// (shm's prefault.go; a ring stays at the front while its backlog allows,
-// shm's front.go): what the backlog of a 1 MiB AllReduce reached, at np 2
-// and 4, with a segment to spare (docs/performance.md, "Warm from the
-// first call"). Larger backlogs read the rest at their first touch.
-const WarmBytes = 1<<20 + 256<<10
-
-// warmRings reads the headers and the first WarmBytes of the data of a
-// link segment's two rings.
-func warmRings(seg *shm.Segment, capacity int) {
-	n := shm.RingHeaderSize + min(WarmBytes, capacity)
-	seg.Warm(0, n)
-	seg.Warm(shm.RingBytes(capacity), n)
-}
+// warmRings reads every page of a link segment's two rings, so that the
+// link's first calls run at the speed of its later ones (shm's
+// prefault.go). Reading only the front of each ring and keeping the rings
+// there while their backlog allowed cost less here but slowed the middle
+// sizes: the writer then wrote the very lines the reader had just read,
+// where a ring that goes round its whole data area writes lines a lap old
+// (docs/performance.md, "Warm from the first call").
+func warmRings(seg *shm.Segment) { seg.Prefault() }

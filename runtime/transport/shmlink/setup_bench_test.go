@@ -12,9 +12,9 @@ import (
 )
 
 // BenchmarkSetup opens and closes one link, both ends in this process,
-// for several ring sizes: as set up (the rings' fronts read, WarmBytes),
-// warmed whole (Warm on both ends, as the runtime does before it times
-// calls through the rings) or lazy (nothing touched beyond the headers):
+// for several ring sizes: as set up (every page read, warmRings), again
+// with Warm on both ends (which then finds nothing left to read) or lazy
+// (nothing touched beyond the headers):
 // what a link costs to set up (handshake, segment, page tables, reads), in
 // wall time and in CPU time of the process (cpu-us/op), which is what
 // oversubscribed ranks pay.
