@@ -239,7 +239,11 @@ func (l *Listener) serve(su *setup) (*Link, int, error) {
 		unix.Close(fd)
 	}
 	if err == nil && !m.lazy {
+		// Populated and read before the ack, while the dialer reads its
+		// own mapping: after it, the dialer's first frames would wait for
+		// this side's reads.
 		seg.ReadAhead()
+		warmRings(seg)
 	}
 	if err == nil {
 		var rx, tx *shm.Ring
@@ -251,9 +255,6 @@ func (l *Listener) serve(su *setup) (*Link, int, error) {
 			}
 		}
 		if err == nil {
-			if !m.lazy {
-				warmRings(seg)
-			}
 			return newLink(l.rank, peer, m.channel, seg, tx, rx, conn, m.direct, p), peer, nil
 		}
 	}
