@@ -148,15 +148,10 @@ func timeFirst[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T]
 	if !s.sp.Check {
 		return res, nil
 	}
-	bc.fill()
-	if err := bc.run(ctx, s.comm); err != nil {
+	var err error
+	if res.Wrong, err = checkedRun(ctx, s, bc); err != nil {
 		return Result{}, err
 	}
-	wrong := []int64{bc.check()}
-	if err := hccl.AllReduce(ctx, s.comm, wrong, wrong, hccl.Sum); err != nil {
-		return Result{}, fmt.Errorf("sum the wrong counts: %w", err)
-	}
-	res.Wrong = wrong[0]
 	return res, nil
 }
 

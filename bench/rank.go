@@ -288,27 +288,32 @@ func measure[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T], 
 	if !s.sp.Check {
 		return res, nil
 	}
-	bc.fill()
-	if err := bc.run(ctx, s.comm); err != nil {
+	var err error
+	if res.Wrong, err = checkedRun(ctx, s, bc); err != nil {
 		return Result{}, err
 	}
-	wrong := []int64{bc.check()}
-	if err := hccl.AllReduce(ctx, s.comm, wrong, wrong, hccl.Sum); err != nil {
-		return Result{}, fmt.Errorf("sum the wrong counts: %w", err)
-	}
-	res.Wrong = wrong[0]
 	return res, nil
 }
 
+// checkedRun refills bc's buffers, runs the collective once more and
+// returns the wrong elements of the result, summed over the ranks.
+func checkedRun[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T]) (int64, error) {
+	bc.fill()
+	if err := bc.run(ctx, s.comm); err != nil {
+		return 0, err
+	}
+	wrong := []int64{bc.check()}
+	if err := hccl.AllReduce(ctx, s.comm, wrong, wrong, hccl.Sum); err != nil {
+		return 0, fmt.Errorf("sum the wrong counts: %w", err)
+	}
+	return wrong[0], nil
+}
+
 // warmUpJob runs the first case of a sweep until the job has settled: at
-// least firstWarmup calls and firstWarmupTime on every rank. A fresh job's
-// first calls are slow for reasons that have nothing to do with the
-// collective: its links open in the first call, and each process reads
-// the 4 MiB rings of its shm links once in the background (shm/prefault.go),
-// some 10-30 ms of CPU that competes with the ranks on this machine's two
-// cores. Measured: with 20 warm-up calls the first case of a launch took
-// 10x longer, and with 200 calls of an 8-byte AllReduce (0.3 ms) still 30x.
-// The ranks agree on when to stop (an AllReduce of their verdicts), since
+// least firstWarmup calls and firstWarmupTime on every rank, so that the
+// steady figures are steady: a fresh job's first calls are what --first
+// measures (first.go), and a first case can open links that Init did not
+// (docs/performance.md, "Warm from the first call"). The ranks agree on when to stop (an AllReduce of their verdicts), since
 // every rank must make the same calls.
 func warmUpJob[T hccl.Element](ctx context.Context, comm *hccl.Comm, bc *benchCase[T]) error {
 	start := time.Now()
