@@ -13,9 +13,10 @@ var exitRE = regexp.MustCompile(`^rank (\d+) exit at=(\d+)$`)
 // TestRankExitsZeroEarly: one rank exits with code 0 while the others go
 // on, as a program that forgets Close, or returns before Init, does.
 //
-//   - no-close: the rank exits right after Init, before any link to it is
-//     open, so the others wait for it to connect (no link can tell them it
-//     is gone). The control plane saw its connection lost, not left.
+//   - no-close: the rank exits right after Init. The control plane saw its
+//     connection lost, not left. (On a crowded host no link to it is open
+//     then, and no link can tell the others it is gone; on this test's 4
+//     ranks Init's own first AllReduce has opened them, runtime/warmup.go.)
 //   - no-init: the rank exits without calling Init; the others wait for it
 //     there.
 //
