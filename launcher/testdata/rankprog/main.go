@@ -281,6 +281,6 @@ func atoi(s string) int {
 }
 
 func fail(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "rankprog: "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, "rankprog: rank %s: "+format+"\n", append([]any{os.Getenv("HCCL_RANK")}, args...)...)
 	os.Exit(99)
 }
