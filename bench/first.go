@@ -145,14 +145,7 @@ func timeFirst[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T]
 		return Result{}, fmt.Errorf("gather the times: %w", err)
 	}
 	res := firstResult(ends, l)
-	if !s.sp.Check {
-		return res, nil
-	}
-	var err error
-	if res.Wrong, err = checkedRun(ctx, s, bc); err != nil {
-		return Result{}, err
-	}
-	return res, nil
+	return withCheck(ctx, s, bc, res)
 }
 
 // firstResult turns the latest end of every call over the ranks

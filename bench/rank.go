@@ -285,28 +285,26 @@ func measure[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T], 
 	}
 	res := Result{TimeUS: times[0] * 1e6, MedianUS: times[1] * 1e6, Wrong: -1}
 	res.AlgBW, res.BusBW = l.Bandwidth(times[0])
+	return withCheck(ctx, s, bc, res)
+}
+
+// withCheck returns res with Wrong set, when the spec asks for a check:
+// bc's buffers refilled, the collective run once more and the wrong
+// elements of its result summed over the ranks.
+func withCheck[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T], res Result) (Result, error) {
 	if !s.sp.Check {
 		return res, nil
 	}
-	var err error
-	if res.Wrong, err = checkedRun(ctx, s, bc); err != nil {
-		return Result{}, err
-	}
-	return res, nil
-}
-
-// checkedRun refills bc's buffers, runs the collective once more and
-// returns the wrong elements of the result, summed over the ranks.
-func checkedRun[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T]) (int64, error) {
 	bc.fill()
 	if err := bc.run(ctx, s.comm); err != nil {
-		return 0, err
+		return Result{}, err
 	}
 	wrong := []int64{bc.check()}
 	if err := hccl.AllReduce(ctx, s.comm, wrong, wrong, hccl.Sum); err != nil {
-		return 0, fmt.Errorf("sum the wrong counts: %w", err)
+		return Result{}, fmt.Errorf("sum the wrong counts: %w", err)
 	}
-	return wrong[0], nil
+	res.Wrong = wrong[0]
+	return res, nil
 }
 
 // warmUpJob runs the first case of a sweep until the job has settled: at
