@@ -2,6 +2,9 @@ package launcher
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -97,21 +100,54 @@ func allowedCPUs() ([]int, error) {
 
 // bindThread restricts the calling thread, which must be locked to its
 // goroutine, to cpus, so that a child it starts inherits the binding; the
-// returned function restores the thread's own. With no cpus it does
-// nothing.
+// returned function restores the thread's own, and that of any thread
+// the Go runtime started from this one meanwhile (a clone inherits the
+// binding: CI saw a launcher thread left on one CPU). One thread is bound
+// at a time (bindMu), which costs nothing: forks are serialised anyway
+// (syscall.ForkLock). With no cpus it does nothing.
 func bindThread(cpus []int) (restore func(), err error) {
 	if len(cpus) == 0 {
 		return func() {}, nil
 	}
+	bindMu.Lock()
 	var old, set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		bindMu.Unlock()
 		return nil, err
 	}
 	for _, c := range cpus {
 		set.Set(c)
 	}
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		bindMu.Unlock()
 		return nil, fmt.Errorf("bind to CPUs %v: %w", cpus, err)
 	}
-	return func() { _ = unix.SchedSetaffinity(0, &old) }, nil
+	return func() {
+		defer bindMu.Unlock()
+		_ = unix.SchedSetaffinity(0, &old)
+		unbindStrays(&set, &old)
+	}, nil
+}
+
+// bindMu is held while a thread of the launcher is bound (bindThread).
+var bindMu sync.Mutex
+
+// unbindStrays gives every thread of this process still bound to set the
+// affinity old. Only threads started while a spawning thread was bound
+// can be: no other thread binds itself meanwhile (bindMu).
+func unbindStrays(set, old *unix.CPUSet) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return
+	}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			continue
+		}
+		var cur unix.CPUSet
+		if unix.SchedGetaffinity(tid, &cur) == nil && cur == *set && cur != *old {
+			_ = unix.SchedSetaffinity(tid, old)
+		}
+	}
 }
