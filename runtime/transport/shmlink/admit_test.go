@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/hcclrun/hcclrun/internal/syncbuf"
 )
 
 func openFDs(t *testing.T) int {
@@ -30,13 +28,7 @@ func openFDs(t *testing.T) int {
 // are logged a handful of lines, not one per connection.
 func TestSetupCap(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
-	job, key := newJobID(), newKey(t)
-	logs := &syncbuf.Buffer{}
-	ln, err := Listen(job, 0, key, slog.New(slog.NewTextHandler(logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln, job, key, logs := listenLogged(t, slog.LevelInfo)
 	goroutines, fds := goruntime.NumGoroutine(), openFDs(t)
 
 	const flood = 4 * DefaultMaxSetups

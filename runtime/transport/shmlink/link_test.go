@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/linktest"
@@ -30,6 +32,19 @@ func newKey(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// listenLogged listens for a fresh job as rank 0, logging at level into
+// the returned buffer, and closes the listener when the test ends.
+func listenLogged(t *testing.T, level slog.Level) (ln *Listener, job string, key []byte, logs *syncbuf.Buffer) {
+	t.Helper()
+	job, key, logs = newJobID(), newKey(t), &syncbuf.Buffer{}
+	ln, err := Listen(job, 0, key, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln, job, key, logs
 }
 
 func testCtx(t testing.TB, d time.Duration) context.Context {

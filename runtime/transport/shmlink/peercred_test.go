@@ -1,7 +1,6 @@
 package shmlink
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -17,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/internal/syncbuf"
 	"github.com/hcclrun/hcclrun/netio"
 )
 
@@ -95,26 +93,9 @@ func startForeign(t *testing.T, role, job, addr string, key []byte) (*child, io.
 	}
 	cmd := exec.Command(bin, "-test.run=^$")
 	cmd.Dir = "/"
-	cmd.Env = append(os.Environ(), childRoleEnv+"="+role, childJobEnv+"="+job, childAddrEnv+"="+addr, childKeyEnv+"="+hex.EncodeToString(key))
+	cmd.Env = childEnv(role, job, addr, key)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: foreignUID, Gid: foreignUID}}
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start a helper as uid %d: %v", foreignUID, err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		cmd.Process.Kill() // by PID
-		cmd.Wait()
-	})
-	return &child{cmd: cmd, lines: bufio.NewScanner(out)}, stdin
+	return startCmd(t, cmd)
 }
 
 // TestForeignUserRefused: a process of another user that connects to a
@@ -124,13 +105,7 @@ func startForeign(t *testing.T, role, job, addr string, key []byte) (*child, io.
 // rank of the job still connects.
 func TestForeignUserRefused(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
-	job, key := newJobID(), newKey(t)
-	logs := &syncbuf.Buffer{}
-	ln, err := Listen(job, 0, key, slog.New(slog.NewTextHandler(logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln, job, key, logs := listenLogged(t, slog.LevelInfo)
 	c, _ := startForeign(t, "foreign-probe", job, ln.Addr(), key)
 
 	silent := strings.Fields(c.expectWord(t, "silent"))

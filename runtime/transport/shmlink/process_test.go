@@ -196,20 +196,40 @@ type child struct {
 func startChild(t *testing.T, role, job, addr string, key []byte) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childRoleEnv+"="+role, childJobEnv+"="+job, childAddrEnv+"="+addr, childKeyEnv+"="+hex.EncodeToString(key))
+	cmd.Env = childEnv(role, job, addr, key)
+	c, stdin := startCmd(t, cmd)
+	stdin.Close() // the roles started here read nothing
+	return c
+}
+
+// childEnv is the environment of a child in role (see startChild).
+func childEnv(role, job, addr string, key []byte) []string {
+	return append(os.Environ(), childRoleEnv+"="+role, childJobEnv+"="+job, childAddrEnv+"="+addr, childKeyEnv+"="+hex.EncodeToString(key))
+}
+
+// startCmd starts cmd with its stdout to read and its stdin to write
+// (closing it tells the child to end), and kills it, by PID, when the
+// test ends.
+func startCmd(t *testing.T, cmd *exec.Cmd) (*child, io.WriteCloser) {
+	t.Helper()
 	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill() // by PID; harmless once it has exited
+		stdin.Close()
+		cmd.Process.Kill() // harmless once it has exited
 		cmd.Wait()
 	})
-	return &child{cmd: cmd, lines: bufio.NewScanner(out)}
+	return &child{cmd: cmd, lines: bufio.NewScanner(out)}, stdin
 }
 
 // expect waits for the child to print line.
@@ -438,25 +458,8 @@ func TestOtherNetworkNamespace(t *testing.T) {
 	}
 	job, key := newJobID(), newKey(t)
 	cmd := exec.Command(unshare, "--net", os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childRoleEnv+"=listen-only", childJobEnv+"="+job, childKeyEnv+"="+hex.EncodeToString(key))
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		cmd.Process.Kill() // by PID
-		cmd.Wait()
-	})
-	c := &child{cmd: cmd, lines: bufio.NewScanner(out)}
+	cmd.Env = childEnv("listen-only", job, "", key)
+	c, _ := startCmd(t, cmd)
 	ready := make(chan bool, 1)
 	go func() { ready <- c.lines.Scan() && strings.HasPrefix(c.lines.Text(), "listening ") }()
 	select {

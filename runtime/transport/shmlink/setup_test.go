@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/internal/syncbuf"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/shm"
 )
@@ -195,13 +194,7 @@ func TestNamesAreUnguessable(t *testing.T) {
 // and must not stop the genuine peer behind them.
 func TestStrangersAreDropped(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
-	job, key := newJobID(), newKey(t)
-	logs := &syncbuf.Buffer{}
-	ln, err := Listen(job, 0, key, slog.New(slog.NewTextHandler(logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln, job, key, logs := listenLogged(t, slog.LevelInfo)
 
 	silent, err := net.Dial("unix", ln.Addr())
 	if err != nil {
@@ -421,13 +414,7 @@ func TestChannelIsCarried(t *testing.T) {
 // is.
 func TestGivingUpIsQuiet(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
-	job, key := newJobID(), newKey(t)
-	logs := &syncbuf.Buffer{}
-	ln, err := Listen(job, 0, key, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln, _, key, logs := listenLogged(t, slog.LevelDebug)
 	c, err := net.Dial("unix", ln.Addr())
 	if err != nil {
 		t.Fatal(err)
