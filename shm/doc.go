@@ -22,9 +22,8 @@
 // collective, and every page is put in the page tables of each process that
 // maps it. A first touch still costs about 6 us per 4 KiB page on the
 // project's machines, whose hypervisor traps it even after the page tables
-// were populated, so the user reads the pages it will touch first
-// ([Segment.Warm]) and the rest when it wants them warm ([Segment.Prefault];
-// prefault.go).
+// were populated, so the user reads them all before it needs them warm
+// ([Segment.Prefault]; prefault.go).
 //
 // # Rings
 //

@@ -21,8 +21,8 @@ import (
 //
 // So a segment's page tables are populated when it is mapped (about 1 ms
 // for the 8 MiB of a link), and its pages are read, in the caller's
-// goroutine, when its user asks (Segment.Prefault, or Segment.Warm for a
-// part): a link does it as it is set up. A goroutine that read the
+// goroutine, when its user asks (Segment.Prefault): a link does it as it
+// is set up. A goroutine that read the
 // segment in the background used to do this; on a rank bound to one CPU
 // it ran only in the gaps of the rank's own work, reached the pages after
 // the calls that needed them, and took their CPU time besides

@@ -33,7 +33,7 @@ type Options struct {
 	// instead of populating them at once (prefault.go): for segments of
 	// which a user may touch only the first pages, such as the small rings
 	// of a link that carries a Barrier, on a host where CPU time is what
-	// is scarce. Warm and Prefault still read what they are asked to.
+	// is scarce. Prefault still reads them all.
 	Lazy bool
 }
 
@@ -245,20 +245,3 @@ func (s *Segment) Close() error {
 }
 
 func roundUp(n, to int) int { return (n + to - 1) / to * to }
-
-// Warm populates and reads the pages of [off, off+n) of the mapping now,
-// in the caller's goroutine (prefault.go says why a read is needed): for
-// the parts of a segment its user will touch first. It does nothing after
-// Close.
-func (s *Segment) Warm(off, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mem == nil || off >= len(s.mem) || n <= 0 {
-		return
-	}
-	part := s.mem[off:min(len(s.mem), off+n)]
-	if s.lazy {
-		populate(part)
-	}
-	touchPages(part)
-}
