@@ -134,17 +134,13 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		ctl.Close()
 		return nil, fail(err)
 	}
-	warmed := make(chan struct{})
-	if job.Size > 1 && !links.lazyRings {
-		go func() { // while this rank waits for the others (warmup.go)
-			defer close(warmed)
-			warmUp(sel, job.Rank, job.Size, per)
-		}()
-	} else {
-		close(warmed)
+	warm := job.Size > 1 && !links.lazyRings // warmup.go
+	var warming sync.WaitGroup
+	if warm {
+		warming.Go(func() { warmUp(sel, job.Rank, job.Size, per) }) // while this rank waits for the others
 	}
 	err = ctl.Barrier(ctx, "init")
-	<-warmed
+	warming.Wait()
 	if err != nil {
 		links.close()
 		ctl.Close()
@@ -157,7 +153,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize, links.ringBytes), OnFailure: c.fail, Poll: links.poll})
 	go c.watchControl()
-	if job.Size > 1 && !links.lazyRings {
+	if warm {
 		if err := c.warmCall(ctx); err != nil {
 			c.Close()
 			return nil, fail(fmt.Errorf("the first AllReduce: %w", err))
