@@ -28,7 +28,7 @@ func writeTableHeader(w io.Writer, algos bool) {
 
 func formatRow(r *Row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%12d  %12d  %8s  %6s  %6d", r.Bytes, r.Count, r.Type, r.RedOp, r.Root)
+	b.WriteString(formatCase(r))
 	writeResult(&b, &r.OutOfPlace)
 	writeResult(&b, r.InPlace)
 	if r.Algo != "" {
@@ -42,11 +42,20 @@ func writeResult(b *strings.Builder, r *Result) {
 		fmt.Fprintf(b, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A")
 		return
 	}
-	wrong := "N/A"
-	if r.Wrong >= 0 {
-		wrong = fmt.Sprint(r.Wrong)
+	fmt.Fprintf(b, "  %7s  %6.2f  %6.2f  %6s", formatTime(r.TimeUS), r.AlgBW, r.BusBW, formatWrong(r.Wrong))
+}
+
+// formatCase is a row's first five fields: size, count, type, redop, root.
+func formatCase(r *Row) string {
+	return fmt.Sprintf("%12d  %12d  %8s  %6s  %6d", r.Bytes, r.Count, r.Type, r.RedOp, r.Root)
+}
+
+// formatWrong is the #wrong field: N/A when the result was not checked.
+func formatWrong(wrong int64) string {
+	if wrong < 0 {
+		return "N/A"
 	}
-	fmt.Fprintf(b, "  %7s  %6.2f  %6.2f  %6s", formatTime(r.TimeUS), r.AlgBW, r.BusBW, wrong)
+	return fmt.Sprint(wrong)
 }
 
 // formatTime keeps about four significant digits in seven columns, as
@@ -76,12 +85,8 @@ func writeFirstHeader(w io.Writer) {
 
 func formatFirstRow(r *Row) string {
 	res := &r.OutOfPlace
-	wrong := "N/A"
-	if res.Wrong >= 0 {
-		wrong = fmt.Sprint(res.Wrong)
-	}
-	return fmt.Sprintf("%12d  %12d  %8s  %6s  %6d  %7s  %7s  %7s  %7s  %6s", r.Bytes, r.Count, r.Type, r.RedOp, r.Root,
-		formatTime(res.FirstUS), formatTime(res.TimeUS), formatTime(res.MedianUS), formatTime(res.SlowestUS), wrong)
+	return fmt.Sprintf("%s  %7s  %7s  %7s  %7s  %6s", formatCase(r),
+		formatTime(res.FirstUS), formatTime(res.TimeUS), formatTime(res.MedianUS), formatTime(res.SlowestUS), formatWrong(res.Wrong))
 }
 
 // formatFirstCalls is the comment line of a --first row's call times.
