@@ -2,6 +2,7 @@ package selector
 
 import (
 	goruntime "runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,5 +46,35 @@ func TestDefaultModelPinned(t *testing.T) {
 	}
 	if got := DefaultModel(); got != want {
 		t.Errorf("DefaultModel() =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestDefaultTuningSources: every setting of default.tuning says where
+// its number comes from, in a comment on its line.
+func TestDefaultTuningSources(t *testing.T) {
+	for i, line := range strings.Split(defaultTuning, "\n") {
+		setting, comment, _ := strings.Cut(line, "#")
+		if strings.TrimSpace(setting) != "" && strings.TrimSpace(comment) == "" {
+			t.Errorf("default.tuning line %d: %q has no source", i+1, line)
+		}
+	}
+}
+
+// TestParseTuningSlowHost: the keys of the slow host's prices and of the
+// posted transfers' bound.
+func TestParseTuningSlowHost(t *testing.T) {
+	in := "slow.handoff 2us\nslow.wake 9us\nslow.poll.max 64K\nslow.net.alpha 20us\npost.min 1M\n"
+	m, err := ParseTuning(strings.NewReader(in), DefaultModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SlowHost{Handoff: 2 * time.Microsecond, Wake: 9 * time.Microsecond, PollMax: 64 << 10, NetAlpha: 20 * time.Microsecond}
+	if m.Slow != want || m.PostMin != 1<<20 {
+		t.Errorf("parsed slow %+v, post.min %d; want %+v and %d", m.Slow, m.PostMin, want, 1<<20)
+	}
+	for _, bad := range []string{"slow.wake soon", "slow.poll.max lots", "post.min -1", "slow.alpha 1us"} {
+		if _, err := ParseTuning(strings.NewReader(bad), DefaultModel()); err == nil {
+			t.Errorf("ParseTuning(%q) accepted", bad)
+		}
 	}
 }

@@ -36,6 +36,8 @@ func FuzzParseAlgo(f *testing.F) {
 
 func FuzzParseTuning(f *testing.F) {
 	f.Add("shm.alpha 2us\nsegment.min 4K\n")
+	f.Add("slow.wake 7us\nslow.poll.max 32K\npost.min 256K\n")
+	f.Add(defaultTuning)
 	f.Fuzz(func(t *testing.T, in string) {
 		m, err := ParseTuning(strings.NewReader(in), DefaultModel())
 		if err != nil {

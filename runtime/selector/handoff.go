@@ -5,33 +5,16 @@ import "time"
 // SlowHost is how a host whose shared core changes hands slowly prices
 // the oversubscribed rounds: a job whose launcher measured a hand-off of
 // Handoff or more on its host (shm.MeasureHandoff, read from the rank
-// table) prices with Wake and PollMax in place of the model's.
+// table) prices with Wake, PollMax and NetAlpha in place of the model's.
 //
-// Why a second set and not one model: the two hosts the constants were
-// fitted on disagree at 32 KiB with ranks beyond the cores. On the Intel
-// host under KVM (cal36) mesh AllReduce at np 3 took 12.8 us against
-// one-shot's 17.2, and a tree Reduce at np 4 9.94 against mesh's 11.0; on
-// the AMD host under PVM (cal40, cal41) the same points went the other
-// way (25.2 against 19.6, and 24.6 against 17.2): there a second
-// dependent round costs 7-8 us where the model's Wake is 5 (mesh against
-// one-shot at np 3, 2-8 KiB: 18.2-20.5 us against 11.0-12.2), and a
-// polled receive of 32 KiB no hand-off. Priced with wake 7us and
-// poll.max 32K, cal40's choices were within 10% of the fastest at 215 of
-// 228 points with none clearly worse, against 213 and 2; cal36's would
-// have been 1.34x and 1.11x the fastest at those two points. What is
-// taken to tell the hosts apart is the cost of a context switch, which
-// needs the hypervisor under PVM and not under KVM; it was measured on
-// the PVM host only (docs/selector.md).
-//
-// A message over loopback TCP wakes a receiver parked in the kernel, the
-// same trip through the hypervisor: one-shot AllReduce of 8 B over TCP at
-// np 2 measured 13.3-14.5 us on the PVM host and 3.65 on the KVM one.
-// Priced with a net alpha of 13 us there (NetAlpha), one-shot is taken
-// over ring for AllReduce over TCP at np 2 256 KiB, where it measured
-// 1.12, 1.25 and 1.15 times faster round by round in cal42, cal43 and
-// cal45: one point more on each of cal42-cal45, none lost on cal41-cal45.
-// On the KVM host ring was the faster there (cal36: 53.1 us against
-// 56.1), which the model's 10 us keeps.
+// A second set rather than one model, because the hosts the constants
+// were fitted on disagree with ranks beyond the cores: where a context
+// switch needs the hypervisor, a second dependent round costs more than
+// Wake, a polled receive of 32 KiB no hand-off, and a message over
+// loopback TCP more than the net alpha, which moves the choice at a few
+// sizes (AllReduce of 32 KiB at np 3, Reduce at np 4; AllReduce over TCP
+// of 256 KiB at np 2). The cost of a hand-off is what tells such a host
+// apart (docs/selector.md#the-slow-host).
 type SlowHost struct {
 	Handoff  time.Duration // 0: every host prices alike
 	Wake     time.Duration

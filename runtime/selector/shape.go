@@ -88,9 +88,8 @@ func (s *shape) round(c Class, bytes float64) {
 }
 
 // frameHead is how much of a transfer over shm moves at the slower pace
-// of its first bytes (Model.Head). Measured at np 2 on the Intel host, a
-// round of one transfer costs about 0.2 ns a byte up to 8 KiB and 0.1
-// from 16 KiB on (docs/selector.md, "Now": the heads of shm rounds).
+// of its first bytes (Model.Head): where a round's cost per byte halves
+// (docs/selector.md#heads-of-shm-rounds).
 const frameHead = 16 << 10
 
 // oneWayReduce marks bytes that a round charged as received by a rank
@@ -101,9 +100,8 @@ const frameHead = 16 << 10
 // and the reduction one after the other, as it does for a rank that also
 // sends in the step (an AllReduce exchange, a Reduce chain's relay).
 // Over TCP the payload is received into a buffer first, so the transfer
-// stays (Model.terms). Measured (cal23, np 3 and 4, 1-64 MiB), with both
-// charged: tree Reduce took 0.4-0.65 of its prediction, ring Reduce,
-// whose relays do send, 0.5-0.8.
+// stays (Model.terms). Charged both, tree Reduce was priced about twice
+// what it measured (docs/selector.md#how-the-shapes-count).
 func (s *shape) oneWayReduce(c Class, bytes float64) {
 	if c == Shm {
 		s.fused += bytes
@@ -187,11 +185,11 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			// Broadcast and Reduce algorithms: they are charged the
 			// bytes a rank sends, like the exchanges of the other
 			// collectives, where every rank does both in every step and
-			// which the link's beta was fitted to. Measured (cal21, np 3
-			// and 4 on 2 cores, 1-64 MiB): ring Broadcast 1.7-2.8 times
-			// its prediction without the relays, tree and mesh 0.96-1.8.
-			// A Reduce relay's receive is its reduction (oneWayReduce),
-			// so there only the forward is extra.
+			// which the link's beta was fitted to. Without the relays
+			// ring Broadcast was priced well below what it measured
+			// (docs/selector.md#how-the-shapes-count). A Reduce relay's
+			// receive is its reduction (oneWayReduce), so there only the
+			// forward is extra.
 			for k := 0; k < 2*n-2; k++ {
 				s.round(f, c)
 				relay := k > 0 && k < 2*n-3
@@ -227,12 +225,9 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 		// share of the cores: they wait to receive, and a receive over
 		// shm polls through the yield window (100 us when ranks
 		// outnumber cores, runtime's waitPolicy) before it sleeps,
-		// longer than a round of up to a few MiB. Counted as asleep,
-		// tree was chosen at np 3 from 256 KiB and measured 1.15 times
-		// mesh (cal29-cal34); counted at work, 2-3 points more within
-		// 10% on three of six calibrations of the Intel host and on
-		// the AMD host's, none fewer. A Reduce's early ranks measure
-		// as asleep: counting them at work lost 2-4 points on each.
+		// longer than a round of up to a few MiB, so they count as at
+		// work. A Reduce's early ranks measure as asleep and count so
+		// (docs/selector.md#how-the-shapes-count).
 		if coll == plan.Reduce {
 			s.busy = w.share()
 		}
@@ -361,13 +356,10 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 			// Through the rings the root copies every peer's share in
 			// and each receiver its own out, mostly while the others
 			// wait for the root (yielding, then asleep): about two
-			// thirds of the ranks at work, not all. Counted so, mesh
-			// is taken at np 4 128 KiB on 2 cores, where it measured
-			// 25.3 and 27.1 us against tree's 29.4 and 31.9 (cal43,
-			// cal44): one point more on each of cal41-cal44, none
-			// lost, the same for any share from 0.5 to 0.75. Posted,
-			// the receivers read the root's memory while it waits: no
-			// share of the root's (docs/selector.md, cal44).
+			// thirds of the ranks at work, not all; any share from 0.5
+			// to 0.75 chooses alike. Posted, the receivers read the
+			// root's memory while it waits, and all count
+			// (docs/selector.md#how-the-shapes-count).
 			s.ringsBusy = 2.0 / 3
 		case coll == plan.Barrier:
 			s.round(Shm, 0)

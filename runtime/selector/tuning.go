@@ -33,12 +33,19 @@ import (
 //	net.wake.others 0.5      # its share for each receive of a step beyond the first
 //	net.fanout.slowdown 2    # net bytes of a step sending big transfers to several peers,
 //	net.fanout.bytes 128K    #   likewise, from transfers of this size
+//	slow.handoff 1.5us       # a measured hand-off from which a host is slow (SlowHost)
+//	slow.wake 7us            #   its wake,
+//	slow.poll.max 32K        #   poll.max
+//	slow.net.alpha 13us      #   and net.alpha
+//	post.min 256K            # the smallest transfer posted in place (Model.Posted)
 //	channels.max 2
 //	channels.minbytes 256K
 //	segment.min 8K
 //	segment.max 512K
 //
-// Errors name the line.
+// A job prices a slow host (Model.WithHandoff) before it reads its tuning
+// file, so the file's wake, poll.max and net.alpha win over the slow.*
+// ones; those set DefaultModel's (default.tuning). Errors name the line.
 func ParseTuning(r io.Reader, base Model) (Model, error) {
 	m := base
 	sc := bufio.NewScanner(r)
@@ -140,6 +147,16 @@ func (m *Model) set(key, val string) error {
 		return slowdown(&m.FanOut)
 	case "net.fanout.bytes":
 		return size(&m.FanOutMin)
+	case "slow.handoff":
+		return dur(&m.Slow.Handoff)
+	case "slow.wake":
+		return dur(&m.Slow.Wake)
+	case "slow.poll.max":
+		return size(&m.Slow.PollMax)
+	case "slow.net.alpha":
+		return dur(&m.Slow.NetAlpha)
+	case "post.min":
+		return size(&m.PostMin)
 	case "reduce.bandwidth":
 		return rate(&m.Gamma)
 	case "copy.bandwidth":
