@@ -490,3 +490,22 @@ func TestFrameHeads(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryAlgorithmHasACost: an algorithm added to algo's registry
+// needs its cost here (a shape_<algorithm>.go that registers it), or the
+// selector could never choose it; and no cost is registered for a name
+// the registry does not have.
+func TestEveryAlgorithmHasACost(t *testing.T) {
+	names := map[string]bool{}
+	for _, a := range algo.All() {
+		names[a.Name()] = true
+		if costs[a.Name()] == nil {
+			t.Errorf("algorithm %s has no cost: register one in shape_%s.go", a.Name(), a.Name())
+		}
+	}
+	for name := range costs {
+		if !names[name] {
+			t.Errorf("a cost is registered for %q, which algo's registry does not have", name)
+		}
+	}
+}
