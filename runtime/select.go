@@ -10,14 +10,14 @@ import (
 )
 
 // newSelector builds the communicator's algorithm selector: the cost model
-// and the HCCL_ALGO policy (selectorModel), for a server of cores CPUs
+// and the HCCL_ALGO policy (selectorSettings), for a server of cores CPUs
 // (hostCPUs) whose shared core changes hands in handoff (0: not
 // measured). A malformed HCCL_ALGO fails Init rather than the first
 // collective.
 func newSelector(knobs Knobs, cores int, handoff time.Duration, log *slog.Logger) (*selector.Selector, error) {
-	model, policy, err := selectorModel(knobs, cores, handoff)
+	model, policy, err := selectorSettings(knobs, cores, handoff).Model()
 	if err != nil {
-		return nil, err
+		return nil, err // the selector's errors name HCCL_ALGO or HCCL_TUNING_FILE
 	}
 	if handoff > 0 {
 		log.Info("cost model", "handoff", handoff, "slow_host", handoff >= model.Slow.Handoff,
@@ -26,55 +26,21 @@ func newSelector(knobs Knobs, cores int, handoff time.Duration, log *slog.Logger
 	return selector.New(model, policy, log), nil
 }
 
-// selectorModel is the cost model a job prices with, and its HCCL_ALGO
-// policy: DefaultModel for a server of cores CPUs whose shared core
-// changes hands in handoff (selector.Model.WithHandoff), or a tuning file
-// over it, adjusted to what the knobs make the links do.
-//
-// The cores are the server's, not this process's: the launcher binds
-// each rank to its own CPU, where runtime.NumCPU, DefaultModel's count,
-// says 1, and two ranks on two cores were priced as two ranks sharing
-// one (oversubscribed: every byte at half speed, a wake-up per round).
-// On the 2-core machine of 2026-12-03 that changed five choices at np 2
-// to 4 from what the model chose for the machine (AllReduce of 8 KiB at
-// np 2 and 4, Broadcast of 256 KiB at np 3, of 32 and 256 KiB at np 4),
-// and bench/calibrate, which prices in a process of its own, scored
-// choices the jobs did not make.
-func selectorModel(knobs Knobs, cores int, handoff time.Duration) (selector.Model, selector.Policy, error) {
-	base := selector.DefaultModel().WithHandoff(handoff)
-	if cores > 0 {
-		base.Cores = cores
-	}
-	model, policy, err := selector.Load(base, knobs.Algo, knobs.TuningFile)
-	if err != nil {
-		return model, policy, err // the selector's errors name HCCL_ALGO or HCCL_TUNING_FILE
-	}
-	if knobs.ShmDisable {
-		// Ranks of one server talk TCP: price them as the network class.
-		model = model.WithoutShm()
-	}
-	// Price what the links will do: which collectives post in place.
-	model.Posted = 0
+// selectorSettings is what the knobs, options applied, decide about
+// pricing: HCCL_ALGO, the tuning file, and what the links will do (TCP
+// within a server, which collectives post in place). Tools read the same
+// from the environment (selector.FromEnv; TestSelectorSettingsFromEnv
+// holds the two together). The cores are the server's, not this
+// process's: a rank bound to its own CPU would price its server as
+// oversubscribed (docs/selector.md#where-the-inputs-come-from).
+func selectorSettings(knobs Knobs, cores int, handoff time.Duration) selector.Settings {
+	s := selector.Settings{Algo: knobs.Algo, TuningFile: knobs.TuningFile, NoShm: knobs.ShmDisable, Cores: cores, Handoff: handoff}
 	for coll := plan.AllReduce; coll <= plan.SendRecv; coll++ {
 		if knobs.shmDirect().posts(coll) {
-			model.Posted |= selector.PostedBit(coll)
+			s.Posted |= selector.PostedBit(coll)
 		}
 	}
-	return model, policy, nil
-}
-
-// SelectorModel returns the cost model and algorithm policy that a job
-// started with the environment getenv reads would choose with
-// (HCCL_ALGO, HCCL_TUNING_FILE, HCCL_SHM_DISABLE, HCCL_SHM_DIRECT) on a
-// host whose shared core changes hands in handoff (what the launcher
-// measures there, shm.MeasureHandoff; 0 for not measured), for tools that
-// price calls without running them (hcclrun plan).
-func SelectorModel(getenv func(string) string, handoff time.Duration) (selector.Model, selector.Policy, error) {
-	knobs, err := knobsFromEnv(getenv)
-	if err != nil {
-		return selector.Model{}, selector.Policy{}, err
-	}
-	return selectorModel(knobs, 0, handoff)
+	return s
 }
 
 // chooseAlgorithm asks the selector for req's algorithm. The last answer

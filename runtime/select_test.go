@@ -11,13 +11,14 @@ import (
 	"github.com/hcclrun/hcclrun/runtime/selector"
 )
 
-// TestSelectorModel: the model a tool such as hcclrun plan prices with is
-// the one a job would: HCCL_SHM_DISABLE prices the ranks of a server as
-// the network class, HCCL_SHM_DIRECT sets which collectives post in place.
-func TestSelectorModel(t *testing.T) {
+// TestSelectorFromEnv: the model a tool such as hcclrun plan prices with
+// (selector.FromEnv) is the one a job would: HCCL_SHM_DISABLE prices the
+// ranks of a server as the network class, HCCL_SHM_DIRECT sets which
+// collectives post in place.
+func TestSelectorFromEnv(t *testing.T) {
 	predict := func(env map[string]string) (selector.Model, selector.Estimate) {
 		t.Helper()
-		m, p, err := SelectorModel(func(k string) string { return env[k] }, 0)
+		m, p, err := selector.FromEnv(func(k string) string { return env[k] }, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,44 +42,84 @@ func TestSelectorModel(t *testing.T) {
 	if !(shm.Time < ring.Time && ring.Time < tcp.Time) {
 		t.Errorf("AllGather 1 MiB at np 2: posted %v, through the rings %v, over TCP %v; want them in that order, rising", shm.Time, ring.Time, tcp.Time)
 	}
-	if _, _, err := SelectorModel(func(k string) string { return map[string]string{"HCCL_ALGO": "bogus"}[k] }, 0); err == nil {
+	if _, _, err := selector.FromEnv(func(k string) string { return map[string]string{"HCCL_ALGO": "bogus"}[k] }, 0); err == nil {
 		t.Error("HCCL_ALGO=bogus accepted")
 	}
 }
 
-// TestSelectorModelCores: a job prices with its server's cores (the rank
+// TestSelectorSettingsFromEnv: the runtime reads the knobs the selector
+// prices with itself (knobsFromEnv) and tools through selector.FromEnv;
+// for every setting of those variables the two price alike, and refuse
+// alike.
+func TestSelectorSettingsFromEnv(t *testing.T) {
+	tuning := filepath.Join(t.TempDir(), "tuning")
+	if err := os.WriteFile(tuning, []byte("wake 9us\nnet.alpha 4us\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"", "0", "1", "2"}
+	for _, disable := range flags {
+		for _, direct := range flags {
+			for _, directDisable := range flags {
+				for _, algo := range []string{"", "ring", "allreduce:rhd", "bogus"} {
+					for _, file := range []string{"", tuning} {
+						for _, handoff := range []time.Duration{0, 3 * time.Microsecond} {
+							env := map[string]string{"HCCL_SHM_DISABLE": disable, "HCCL_SHM_DIRECT": direct,
+								"HCCL_SHM_DIRECT_DISABLE": directDisable, "HCCL_ALGO": algo, "HCCL_TUNING_FILE": file}
+							getenv := func(k string) string { return env[k] }
+							tm, tp, terr := selector.FromEnv(getenv, handoff)
+							knobs, err := knobsFromEnv(getenv)
+							if err == nil {
+								var jm selector.Model
+								var jp selector.Policy
+								jm, jp, err = selectorSettings(knobs, 0, handoff).Model()
+								if err == nil && (tm != jm || tp.String() != jp.String()) {
+									t.Errorf("%v, hand-off %v: selector.FromEnv prices\n%+v %q\nwhere a job prices\n%+v %q", env, handoff, tm, tp, jm, jp)
+								}
+							}
+							if (err == nil) != (terr == nil) {
+								t.Errorf("%v: a job's error %v, selector.FromEnv's %v", env, err, terr)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSelectorCores: a job prices with its server's cores (the rank
 // table's, when the launcher bound each rank to one CPU), a tuning file's
 // "cores" over them, and tools with their own process's.
-func TestSelectorModelCores(t *testing.T) {
+func TestSelectorCores(t *testing.T) {
 	if got := hostCPUs(6, "0-1"); got != 6 {
 		t.Errorf("hostCPUs with the table's 6 CPUs and an affinity of 2: %d, want 6", got)
 	}
 	if got := hostCPUs(0, "0-2,5"); got != 4 {
 		t.Errorf("hostCPUs of an unbound rank with CPUs 0-2,5: %d, want 4", got)
 	}
-	m, _, err := selectorModel(Knobs{}, 6, 0)
+	m, _, err := selectorSettings(Knobs{}, 6, 0).Model()
 	if err != nil || m.Cores != 6 {
-		t.Fatalf("selectorModel for 6 cores: cores %d, err %v", m.Cores, err)
+		t.Fatalf("selectorSettings for 6 cores: cores %d, err %v", m.Cores, err)
 	}
 	path := filepath.Join(t.TempDir(), "tuning")
 	if err := os.WriteFile(path, []byte("cores 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if m, _, err := selectorModel(Knobs{TuningFile: path}, 6, 0); err != nil || m.Cores != 3 {
+	if m, _, err := selectorSettings(Knobs{TuningFile: path}, 6, 0).Model(); err != nil || m.Cores != 3 {
 		t.Errorf("a tuning file's cores 3 over 6: cores %d, err %v", m.Cores, err)
 	}
-	if m, _, err := SelectorModel(func(string) string { return "" }, 0); err != nil || m.Cores != goruntime.NumCPU() {
-		t.Errorf("SelectorModel: cores %d, err %v; want this process's %d", m.Cores, err, goruntime.NumCPU())
+	if m, _, err := selector.FromEnv(func(string) string { return "" }, 0); err != nil || m.Cores != goruntime.NumCPU() {
+		t.Errorf("selector.FromEnv: cores %d, err %v; want this process's %d", m.Cores, err, goruntime.NumCPU())
 	}
 }
 
-// TestSelectorModelHandoff: a job whose launcher measured a slow hand-off
+// TestSelectorHandoff: a job whose launcher measured a slow hand-off
 // of a shared core prices its oversubscribed rounds as such a host's
 // (selector.SlowHost), which moves the choice of an AllReduce of 32 KiB at
 // np 3 on 2 cores from mesh to one-shot; a tuning file's settings still
 // win, and a fast or unmeasured hand-off changes nothing. Over TCP its
 // net alpha takes one-shot for an AllReduce of 256 KiB at np 2.
-func TestSelectorModelHandoff(t *testing.T) {
+func TestSelectorHandoff(t *testing.T) {
 	def := selector.DefaultModel()
 	slow := def.Slow.Handoff + def.Slow.Handoff/2
 	// choose prices call in a job with knobs, the hand-off and a tuning
@@ -92,7 +133,7 @@ func TestSelectorModelHandoff(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		m, p, err := selectorModel(knobs, 2, handoff)
+		m, p, err := selectorSettings(knobs, 2, handoff).Model()
 		if err != nil {
 			t.Fatal(err)
 		}

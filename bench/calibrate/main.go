@@ -39,7 +39,6 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/ranktable"
-	hccl "github.com/hcclrun/hcclrun/runtime"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
 )
@@ -127,7 +126,7 @@ func run(w io.Writer, dir, stat, over string, fit bool, tuning string, handoff t
 	// The model the runs' jobs chose with: the caller may have set
 	// HCCL_SHM_DIRECT for them (rank.env), and their launcher measured
 	// the hand-off (ranktable.json).
-	m, _, err := hccl.SelectorModel(func(k string) string { return env[k] }, handoff)
+	m, _, err := selector.FromEnv(func(k string) string { return env[k] }, handoff)
 	if err != nil {
 		return err
 	}

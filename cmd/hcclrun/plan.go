@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	hccl "github.com/hcclrun/hcclrun/runtime"
 	"github.com/hcclrun/hcclrun/runtime/algo"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
@@ -51,7 +50,7 @@ the chosen algorithm step by step.`,
 			if c.Duration("handoff") < 0 {
 				return usageErrorf("plan: --handoff %v is negative", c.Duration("handoff"))
 			}
-			model, policy, err := hccl.SelectorModel(os.Getenv, c.Duration("handoff"))
+			model, policy, err := selector.FromEnv(os.Getenv, c.Duration("handoff"))
 			if err != nil {
 				return err
 			}

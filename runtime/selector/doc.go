@@ -24,7 +24,10 @@
 // The constants are a table, default.tuning, in the grammar of a tuning
 // file (ParseTuning); docs/selector.md says what each term prices and
 // where each constant comes from, and has the predicted-vs-measured
-// tables.
+// tables. What a job's configuration decides beyond the constants (the
+// policy, a tuning file, what the links do, the host) is Settings, which
+// the runtime fills from its knobs and FromEnv from an environment, for
+// tools that price calls without running them.
 //
 // Everything here is pure except Selector's cache and its log lines: the
 // CLI prints the same cost table a running job would use, without

@@ -225,21 +225,21 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
-func TestLoad(t *testing.T) {
+func TestSettingsModel(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tuning")
 	if err := os.WriteFile(path, []byte("net.alpha 7us\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m, p, err := Load(DefaultModel(), "allreduce:rhd", path)
+	m, p, err := Settings{Algo: "allreduce:rhd", TuningFile: path}.Model()
 	if err != nil || m.Links[Net].Alpha != 7*time.Microsecond || !p.Forced(plan.AllReduce) || p.Forced(plan.AllGather) {
-		t.Errorf("Load = %+v, %v, %v", m.Links[Net], p, err)
+		t.Errorf("Settings.Model = %+v, %v, %v", m.Links[Net], p, err)
 	}
-	if _, _, err := Load(DefaultModel(), "bogus", path); err == nil {
-		t.Error("Load accepted HCCL_ALGO=bogus")
+	if _, _, err := (Settings{Algo: "bogus", TuningFile: path}).Model(); err == nil || !strings.Contains(err.Error(), "HCCL_ALGO") {
+		t.Errorf("HCCL_ALGO=bogus: %v", err)
 	}
-	if _, _, err := Load(DefaultModel(), "", filepath.Join(dir, "missing")); err == nil {
-		t.Error("Load accepted a tuning file that does not exist")
+	if _, _, err := (Settings{TuningFile: filepath.Join(dir, "missing")}).Model(); err == nil || !strings.Contains(err.Error(), "HCCL_TUNING_FILE") {
+		t.Errorf("a tuning file that does not exist: %v", err)
 	}
 }
 
