@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/cpu"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/ranktable"
 	"github.com/hcclrun/hcclrun/runtime/executor"
@@ -131,7 +132,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		shm.SetYield(yield)
 		shm.SetWakePeriod(wake)
 		shmlink.SetShare(spin > 0) // a core for each rank: see SetShare
-		m.poll = executor.Poll{Spin: spin, Yield: yield, Relax: shm.Pause, YieldProcessor: shm.Yield}
+		m.poll = executor.Poll{Spin: spin, Yield: yield, Relax: cpu.Pause, YieldProcessor: shm.Yield}
 		m.shmOn = true
 		m.shm, err = shmlink.ListenConfig{Tag: knobs.ShmSocketTag}.Listen(job.JobID, job.Rank, job.Key, log)
 		switch {

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 
-	"github.com/hcclrun/hcclrun/release"
+	"github.com/hcclrun/hcclrun/internal/cpu"
 )
 
 // Fast boxes carry small frames beside the ring, one frame per slot, the
@@ -180,7 +180,7 @@ func (r *Ring) ReleaseFast() {
 	// A release store: the producer only reads the counter (fastFree),
 	// never waits on it, and must only see it after this side's reads of
 	// the box, which x86's order gives a plain store.
-	release.Store64(r.fast.taken, r.rFast)
+	cpu.ReleaseStore64(r.fast.taken, r.rFast)
 }
 
 // AwaitFrame waits until NextFrame may find a frame: the ring holds unread

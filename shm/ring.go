@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"sync/atomic"
 
-	"github.com/hcclrun/hcclrun/memcopy"
+	"github.com/hcclrun/hcclrun/internal/cpu"
 )
 
 // Ring header layout, in bytes from the start of the ring. The producer's
@@ -339,7 +339,7 @@ func (r *Ring) Write(ctx context.Context, p []byte) error {
 		if err != nil {
 			return err
 		}
-		n := memcopy.Copy(b, p)
+		n := cpu.Copy(b, p)
 		r.Commit(n)
 		p = p[n:]
 	}
@@ -413,7 +413,7 @@ func (r *Ring) Read(ctx context.Context, p []byte) error {
 		if err != nil {
 			return err
 		}
-		n := memcopy.Copy(p, b)
+		n := cpu.Copy(p, b)
 		r.Release(n)
 		p = p[n:]
 	}

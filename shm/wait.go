@@ -5,6 +5,8 @@ import (
 	goruntime "runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/cpu"
 )
 
 // WakePeriod bounds how long a waiter sleeps in the kernel without looking
@@ -138,7 +140,7 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 		if progress() || r.closed.Load() != 0 || r.local.Load() {
 			return nil
 		}
-		cpuPause()
+		cpu.Pause()
 		if i&7 == 7 {
 			if i == 7 {
 				start = time.Now()

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hcclrun/hcclrun/release"
+	"github.com/hcclrun/hcclrun/internal/cpu"
 )
 
 // RankState is what the server knows of a rank's connection.
@@ -60,7 +60,7 @@ func (p *progress) store(seq uint64, inCall bool) {
 	if inCall {
 		v |= 1
 	}
-	release.Store64(&p.v, v) // two per collective: sync/atomic's store stalls the pipeline
+	cpu.ReleaseStore64(&p.v, v) // two per collective: sync/atomic's store stalls the pipeline
 }
 
 func (p *progress) load() (seq uint64, inCall bool) {

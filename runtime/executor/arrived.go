@@ -30,7 +30,7 @@ import (
 // between looks. The zero Poll looks once.
 type Poll struct {
 	Spin, Yield    time.Duration
-	Relax          func() // a CPU's spin-wait hint (shm.Pause)
+	Relax          func() // a CPU's spin-wait hint (cpu.Pause)
 	YieldProcessor func()
 }
 

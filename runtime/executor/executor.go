@@ -7,7 +7,7 @@ import (
 	"math"
 	"sync"
 
-	"github.com/hcclrun/hcclrun/memcopy"
+	"github.com/hcclrun/hcclrun/internal/cpu"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/transport"
@@ -595,7 +595,7 @@ func (r *run) local(t *task) {
 	if t.op.Kind == plan.OpReduce {
 		r.call.Kernel(t.dst, t.dst, t.src)
 	} else if len(t.dst) > 0 && &t.dst[0] != &t.src[0] {
-		memcopy.Copy(t.dst, t.src)
+		cpu.Copy(t.dst, t.src)
 	}
 }
 

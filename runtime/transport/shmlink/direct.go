@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hcclrun/hcclrun/memcopy"
+	"github.com/hcclrun/hcclrun/internal/cpu"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/shm"
 )
@@ -236,7 +236,7 @@ func (l *Link) readDirect(p []byte, off int) error {
 		return nil
 	}
 	if l.mapped != nil {
-		memcopy.Copy(p, l.mapped[off:])
+		cpu.Copy(p, l.mapped[off:])
 		return nil
 	}
 	if err := shm.ReadProcess(l.pid, p, l.remote+uint64(off)); err != nil {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/hcclrun/hcclrun/memcopy"
+	"github.com/hcclrun/hcclrun/internal/cpu"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/shm"
@@ -191,10 +191,10 @@ func (l *Link) send(ctx context.Context, h *netio.Header, p []byte) error {
 			return err
 		}
 		if len(b) == n {
-			// memcopy, not copy: Go's copy into ring memory that the
+			// cpu.Copy, not copy: Go's copy into ring memory that the
 			// peer's core has just read made a 32 KiB frame cost twice
-			// what the ring's own writes cost (memcopy's doc).
-			memcopy.Copy(b[copy(b, hdr):], p)
+			// what the ring's own writes cost (cpu.Copy's doc).
+			cpu.Copy(b[copy(b, hdr):], p)
 			l.tx.Commit(n)
 			return nil
 		}

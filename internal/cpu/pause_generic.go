@@ -1,6 +1,6 @@
 //go:build !amd64 || noasm || !gc
 
-package shm
+package cpu
 
 // cpuPause is a no-op without assembly (pause.go).
 func cpuPause() {}

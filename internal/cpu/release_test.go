@@ -1,21 +1,21 @@
-package release
+package cpu
 
 import (
 	"sync/atomic"
 	"testing"
 )
 
-// TestStore64: the store lands, whole, in the word it is given, and not
+// TestReleaseStore64: the store lands, whole, in the word it is given, and not
 // beside it. (Its ordering is the hardware's, x86's store order, which no
 // test here could catch being wrong: the fallback elsewhere is
 // sync/atomic's.)
-func TestStore64(t *testing.T) {
+func TestReleaseStore64(t *testing.T) {
 	var words struct {
 		before uint64
 		w      atomic.Uint64
 		after  uint64
 	}
-	Store64(&words.w, 0x0102030405060708)
+	ReleaseStore64(&words.w, 0x0102030405060708)
 	if got := words.w.Load(); got != 0x0102030405060708 {
 		t.Fatalf("stored %#x", got)
 	}

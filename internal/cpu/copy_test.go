@@ -1,4 +1,4 @@
-package memcopy
+package cpu
 
 import (
 	"bytes"

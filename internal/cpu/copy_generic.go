@@ -1,8 +1,8 @@
 //go:build !amd64 || noasm || !gc
 
-package memcopy
+package cpu
 
 // Without assembly copyBytes is Go's copy (copy.go).
 const hasRepMovsb = false
 
-func repMovsb(dst, src *byte, n uintptr) { panic("memcopy: repMovsb without assembly") }
+func repMovsb(dst, src *byte, n uintptr) { panic("cpu: repMovsb without assembly") }

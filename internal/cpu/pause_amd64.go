@@ -1,6 +1,6 @@
 //go:build !noasm && gc
 
-package shm
+package cpu
 
 // cpuPause executes PAUSE (pause_amd64.s).
 func cpuPause()

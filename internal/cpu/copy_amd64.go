@@ -1,11 +1,11 @@
 //go:build !noasm && gc
 
-package memcopy
+package cpu
 
-import "golang.org/x/sys/cpu"
+import xcpu "golang.org/x/sys/cpu"
 
 // hasRepMovsb says whether the CPU has enhanced REP MOVSB (copy.go).
-var hasRepMovsb = cpu.X86.HasERMS
+var hasRepMovsb = xcpu.X86.HasERMS
 
 // repMovsb copies n bytes from src to dst with REP MOVSB
 // (copy_amd64.s); the ranges must not overlap.
