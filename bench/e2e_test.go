@@ -12,24 +12,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/testprog"
 )
 
 // buildHcclrun builds the real hcclrun into a temporary directory.
-func buildHcclrun(ctx context.Context, t *testing.T) string {
+func buildHcclrun(t *testing.T) string {
 	t.Helper()
-	return buildCommand(ctx, t, t.TempDir(), "hcclrun")
+	return buildCommand(t, t.TempDir(), "hcclrun")
 }
 
 // buildCommand builds cmd/NAME into dir and returns its path.
-func buildCommand(ctx context.Context, t *testing.T, dir, name string) string {
+func buildCommand(t *testing.T, dir, name string) string {
 	t.Helper()
-	bin := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/hcclrun/hcclrun/cmd/"+name)
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, out)
+	bins, err := testprog.Build(dir, "cmd/"+name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return bin
+	return bins[0]
 }
 
 // TestBenchPlot runs `hcclrun bench --plot` with hcclrun-plot next to
@@ -40,7 +40,7 @@ func TestBenchPlot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	bin := buildCommand(ctx, t, dir, "hcclrun")
+	bin := buildCommand(t, dir, "hcclrun")
 	plot := filepath.Join(t.TempDir(), "busbw.svg")
 	args := []string{"bench", "-np", "2", "-o", "allreduce", "-b", "1K", "-e", "64K", "-n", "2", "-w", "1", "--plot", plot, "--timeout", "100"}
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -50,7 +50,7 @@ func TestBenchPlot(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "hcclrun-plot") {
 		t.Errorf("without hcclrun-plot: %v, want exit status 2 naming it\n%s", err, out)
 	}
-	buildCommand(ctx, t, dir, "hcclrun-plot")
+	buildCommand(t, dir, "hcclrun-plot")
 	cmd = exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -68,7 +68,7 @@ func TestBenchPlot(t *testing.T) {
 func TestBenchEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := buildHcclrun(ctx, t)
+	bin := buildHcclrun(t)
 	jsonPath := filepath.Join(t.TempDir(), "rows.json")
 	cmd := exec.CommandContext(ctx, bin, "bench", "-np", "2", "-o", "all", "-b", "8", "-e", "64K",
 		"-n", "3", "-w", "1", "--json", jsonPath, "--timeout", "150")
@@ -148,7 +148,7 @@ func checkRows(t *testing.T, out []byte, typ string) map[string]int {
 func TestBenchInPlaceReads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := buildHcclrun(ctx, t)
+	bin := buildHcclrun(t)
 	for _, way := range []struct{ env, register string }{
 		{"HCCL_SHM_SPLICE_DISABLE=0", "0"}, {"HCCL_SHM_SPLICE_DISABLE=1", "0"}, {"HCCL_SHM_SPLICE_DISABLE=0", "1"},
 	} {
@@ -177,7 +177,7 @@ func TestBenchInPlaceReads(t *testing.T) {
 func TestBenchStreamingReductions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := buildHcclrun(ctx, t)
+	bin := buildHcclrun(t)
 	for dtype, typ := range map[string]string{"float32": "float", "int64": "int64"} {
 		cmd := exec.CommandContext(ctx, bin, "bench", "-np", "3", "-o", "allreduce,reducescatter,reduce",
 			"-d", dtype, "-b", "48M", "-e", "48M", "-n", "2", "-w", "1", "--timeout", "150")
@@ -215,7 +215,7 @@ func readReport(t *testing.T, path string) jsonReport {
 func TestBenchUsage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	bin := buildHcclrun(ctx, t)
+	bin := buildHcclrun(t)
 	for _, args := range [][]string{
 		{"-c", "2"}, {"-R", "2"}, {"-o", "allgatherv"}, {"-d", "complex"}, {"-r", "2"}, {"-b", "1M", "-e", "1K"},
 		{"--redop", "avg", "-d", "int32"}, {"--plot", "out.pdf"}, {"-f", "2", "-i", "8"},
@@ -239,7 +239,7 @@ func TestBenchUsage(t *testing.T) {
 func TestBenchAlgos(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := buildHcclrun(ctx, t)
+	bin := buildHcclrun(t)
 	jsonPath := filepath.Join(t.TempDir(), "rows.json")
 	algos := []string{"ring", "rhd", "pat", "auto"}
 	const rounds = 3
@@ -285,7 +285,7 @@ func TestBenchAlgos(t *testing.T) {
 func TestBenchCPUProfile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := buildHcclrun(ctx, t)
+	bin := buildHcclrun(t)
 	dir := filepath.Join(t.TempDir(), "not", "yet")
 	cmd := exec.CommandContext(ctx, bin, "bench", "-np", "2", "-o", "allreduce", "-b", "8", "-e", "8", "-n", "1000", "--cpuprofile", dir, "--timeout", "100")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -307,7 +307,7 @@ func TestBenchCPUProfile(t *testing.T) {
 func TestBenchFirst(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := buildHcclrun(ctx, t)
+	bin := buildHcclrun(t)
 	jsonPath := filepath.Join(t.TempDir(), "rows.json")
 	const calls = 5
 	cmd := exec.CommandContext(ctx, bin, "bench", "-np", "2", "--first", fmt.Sprint(calls), "-o", "allreduce,allgather",

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/testprog"
 )
 
 // The examples run as users run them: built binaries started by a built
@@ -18,11 +20,8 @@ import (
 func build(t *testing.T) (bin string) {
 	t.Helper()
 	bin = t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin+"/", "../cmd/hcclrun", "./allreduce", "./alltoallv", "./train").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if _, err := testprog.Build(bin, "cmd/hcclrun", "examples/allreduce", "examples/alltoallv", "examples/train"); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

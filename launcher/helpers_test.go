@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/internal/syncbuf"
+	"github.com/hcclrun/hcclrun/internal/testprog"
 )
 
-// rankProg is the path of the built testdata/rankprog, set by TestMain.
+// rankProg is the path of the built test/progs/rankprog, set by TestMain.
 var rankProg string
 
 func TestMain(m *testing.M) {
@@ -35,13 +36,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	rankProg = filepath.Join(dir, "rankprog")
-	build := exec.Command("go", "build", "-o", rankProg, "./testdata/rankprog")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build rankprog:", err)
+	bins, err := testprog.Build(dir, "test/progs/rankprog")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	rankProg = bins[0]
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

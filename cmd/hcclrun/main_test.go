@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/testprog"
 )
 
 // Built by TestMain: the real hcclrun binary, the launcher's rank program,
@@ -23,17 +25,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	hcclrunBin = filepath.Join(dir, "hcclrun")
-	rankProg = filepath.Join(dir, "rankprog")
-	hcclProg = filepath.Join(dir, "hcclprog")
-	for _, b := range [][2]string{{hcclrunBin, "."}, {rankProg, "../../launcher/testdata/rankprog"}, {hcclProg, "../../launcher/testdata/hcclprog"}} {
-		cmd := exec.Command("go", "build", "-o", b[0], b[1])
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n", b[1], err)
-			os.Exit(1)
-		}
+	bins, err := testprog.Build(dir, "cmd/hcclrun", "test/progs/rankprog", "test/progs/hcclprog")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
+	hcclrunBin, rankProg, hcclProg = bins[0], bins[1], bins[2]
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -1,6 +1,6 @@
 package ssh
 
-// Tests against the real sshd of the simulated hosts of testhosts/hosts.sh. They skip
+// Tests against the real sshd of the simulated hosts of internal/testhosts/hosts.sh. They skip
 // (with the command to bring the harness up) unless root and the harness is up.
 
 import (
@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/testhosts"
+	"github.com/hcclrun/hcclrun/internal/testhosts"
 	xssh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )

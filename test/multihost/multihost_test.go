@@ -23,7 +23,8 @@ import (
 	xssh "golang.org/x/crypto/ssh"
 
 	"github.com/hcclrun/hcclrun/internal/syncbuf"
-	"github.com/hcclrun/hcclrun/testhosts"
+	"github.com/hcclrun/hcclrun/internal/testhosts"
+	"github.com/hcclrun/hcclrun/internal/testprog"
 )
 
 // bin is the directory of the built binaries, shared by every test.
@@ -46,14 +47,8 @@ func binaries(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", dir+"/",
-			"../../cmd/hcclrun", "../../examples/allreduce", "../../examples/alltoallv", "../../examples/train",
-			"../../launcher/testdata/collcheck").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		_, buildErr = testprog.Build(dir, "cmd/hcclrun", "examples/allreduce", "examples/alltoallv", "examples/train",
+			"test/progs/collcheck")
 		bin = dir
 	})
 	if buildErr != nil {

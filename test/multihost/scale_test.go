@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/testhosts"
+	"github.com/hcclrun/hcclrun/internal/testhosts"
 )
 
 // scaleOK is collcheck's line for a rank of the 96-rank job.

@@ -8,10 +8,10 @@
 // faults need root), and fails instead of skipping when HCCL_TEST_REQUIRE_HOSTS=1, so
 // that CI cannot pass by skipping:
 //
-//	sudo testhosts/hosts.sh up 3
-//	eval "$(testhosts/hosts.sh env)"   # optional: Require also reads the harness state file
+//	sudo internal/testhosts/hosts.sh up 3
+//	eval "$(internal/testhosts/hosts.sh env)"   # optional: Require also reads the harness state file
 //	go test ./launcher/...
-//	sudo testhosts/hosts.sh down
+//	sudo internal/testhosts/hosts.sh down
 //
 // Faults ([Env.Crash], [Env.Cut]) register a cleanup that restores the host, so a test
 // leaves the harness as it found it. Require also takes a machine-wide lock on the

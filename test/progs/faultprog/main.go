@@ -1,5 +1,5 @@
 // Command faultprog is the rank program of the fault suite (package
-// faultsuite). Started by hcclrun, it joins the job and does what -mode
+// test/fault). Started by hcclrun, it joins the job and does what -mode
 // says, printing machine-readable lines the suite parses:
 //
 //	rank R start pid=P control=ADDR job=ID       before Init

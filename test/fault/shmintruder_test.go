@@ -1,4 +1,4 @@
-package faultsuite
+package fault
 
 import (
 	"bufio"
@@ -14,12 +14,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/testprog"
 )
 
 // Another user of the machine against a job's shared-memory sockets (the
 // TCP ports are attacked in intruder_test.go). Those sockets are abstract
 // unix sockets: no permissions, and /proc/net/unix lists their names. The
-// intruder is testdata/intruder run as nobody (uid 65534), which needs
+// intruder is test/progs/intruder run as nobody (uid 65534), which needs
 // the suite to run as root; it sees what any user sees.
 
 const intruderUID = 65534
@@ -30,7 +32,7 @@ var (
 	intruderErr  error
 )
 
-// intruderBin builds testdata/intruder where uid 65534 may run it: next to
+// intruderBin builds test/progs/intruder where uid 65534 may run it: next to
 // hcclrun, in the suite's directory (which TestMain removes), made
 // traversable for that.
 func intruderBin(t *testing.T) string {
@@ -44,10 +46,7 @@ func intruderBin(t *testing.T) string {
 		if intruderErr = os.Chmod(dir, 0o755); intruderErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", intruderPath, "./testdata/intruder").CombinedOutput()
-		if err != nil {
-			intruderErr = fmt.Errorf("build testdata/intruder: %v\n%s", err, out)
-		}
+		_, intruderErr = testprog.Build(dir, "test/progs/intruder")
 	})
 	if intruderErr != nil {
 		t.Fatal(intruderErr)
@@ -55,14 +54,14 @@ func intruderBin(t *testing.T) string {
 	return intruderPath
 }
 
-// intruder is a running testdata/intruder.
+// intruder is a running test/progs/intruder.
 type intruder struct {
 	cmd   *exec.Cmd
 	stdin interface{ Close() error }
 	lines chan string
 }
 
-// startIntruder runs testdata/intruder with args as uid 65534.
+// startIntruder runs test/progs/intruder with args as uid 65534.
 func startIntruder(t *testing.T, args ...string) *intruder {
 	t.Helper()
 	cmd := exec.Command(intruderBin(t), args...)

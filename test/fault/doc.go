@@ -1,6 +1,6 @@
-// Package faultsuite is the fault-injection suite of issue 7: every case
+// Package fault is the fault-injection suite of issue 7: every case
 // runs a real job through a built hcclrun, whose ranks are real processes
-// of testdata/faultprog, injects one fault (a rank killed or stopped,
+// of test/progs/faultprog, injects one fault (a rank killed or stopped,
 // hcclrun killed, strangers on the control and data ports, mismatched
 // collectives, bad AlltoAllV counts, a /dev/shm too small) and asserts, as
 // a user would see it, a bounded time to a clear error and hcclrun's exit
@@ -12,7 +12,7 @@
 // suite runs 1,000 calls; the full 20,000 run only with HCCL_SOAK=1 or
 // -run SoakFull:
 //
-//	HCCL_SOAK=1 go test -run Soak -v ./faultsuite/
+//	HCCL_SOAK=1 go test -run Soak -v ./test/fault/
 //
 // Seeds are logged and can be forced with FAULTSUITE_SEED.
 //
@@ -24,4 +24,4 @@
 // 16 ranks x 3 jobs it runs by default).
 //
 // The package has no code of its own; everything is in its tests.
-package faultsuite
+package fault

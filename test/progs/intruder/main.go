@@ -1,5 +1,5 @@
 // Command intruder is the other local user of the fault suite's
-// shared-memory cases (package faultsuite, shmintruder_test.go). Run under
+// shared-memory cases (package test/fault, shmintruder_test.go). Run under
 // an unprivileged uid, it attacks one job's shared-memory sockets as a
 // hostile user of the machine could: their names are abstract (no
 // permissions) and /proc/net/unix lists them.

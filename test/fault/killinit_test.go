@@ -1,4 +1,4 @@
-package faultsuite
+package fault
 
 import (
 	"fmt"

@@ -21,7 +21,7 @@ func Require(t testing.TB, n int) *Env {
 	if why == "" {
 		return e
 	}
-	msg := fmt.Sprintf("testhosts: %s; to run this test: sudo testhosts/hosts.sh up %d && eval \"$(testhosts/hosts.sh env)\"", why, max(n, 3))
+	msg := fmt.Sprintf("testhosts: %s; to run this test: sudo internal/testhosts/hosts.sh up %d && eval \"$(internal/testhosts/hosts.sh env)\"", why, max(n, 3))
 	if requireHosts() {
 		t.Fatal(msg + " (HCCL_TEST_REQUIRE_HOSTS=1: not skipping)")
 	}

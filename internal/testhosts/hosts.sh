@@ -5,7 +5,7 @@
 #   hosts.sh up N         create h1..hN (default 3) and start their sshd; idempotent
 #   hosts.sh down         kill every process of every host (by PID), delete namespaces, links, routes
 #   hosts.sh status       hosts, recorded PIDs, liveness, faults
-#   hosts.sh env          shell exports for the tests: eval "$(testhosts/hosts.sh env)"
+#   hosts.sh env          shell exports for the tests: eval "$(internal/testhosts/hosts.sh env)"
 #   hosts.sh crash H      SIGKILL every process of host H at once (a power cut)
 #   hosts.sh start H      boot host H again after a crash (same keys, same address)
 #   hosts.sh cut H [silent]  take H off the network: root-side link down (carrier lost), or with
