@@ -1,12 +1,16 @@
 // Command hcclrun-plot draws what `hcclrun bench --plot FILE` asks for: it
 // reads the sweep's rows as JSON (the "rows" of bench's --json file) on
 // standard input and writes busbw against size to FILE, SVG or PNG by the
-// extension (package bench/busbwplot).
+// extension.
 //
 //	hcclrun-plot -title TITLE -o FILE.svg < rows.json
 //
 // hcclrun runs it from the directory of its own executable, else from
-// PATH; make builds both into bin/.
+// PATH; make builds both into bin/. It is a module of its own so that the
+// main module's go.mod lists only what the launcher and the runtime
+// import, and hcclrun does not link the plotting library, whose package
+// initialisation ran in every hcclrun start
+// (docs/measurements.md#the-plot-apart).
 package main
 
 import (
@@ -16,7 +20,6 @@ import (
 	"os"
 
 	"github.com/hcclrun/hcclrun/bench"
-	"github.com/hcclrun/hcclrun/bench/busbwplot"
 )
 
 func main() {
@@ -32,7 +35,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "hcclrun-plot: reading the rows on stdin: %v\n", err)
 		os.Exit(1)
 	}
-	if err := busbwplot.Write(*out, *title, rows); err != nil {
+	if err := write(*out, *title, rows); err != nil {
 		fmt.Fprintf(os.Stderr, "hcclrun-plot: %v\n", err)
 		os.Exit(1)
 	}

@@ -1,4 +1,4 @@
-package busbwplot
+package main
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func TestWrite(t *testing.T) {
 	dir := t.TempDir()
 	svg, png := filepath.Join(dir, "p.svg"), filepath.Join(dir, "p.PNG")
 	for _, p := range []string{svg, png} {
-		if err := Write(p, "busbw, 2 ranks", sweep()); err != nil {
+		if err := write(p, "busbw, 2 ranks", sweep()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -45,11 +45,11 @@ func TestWrite(t *testing.T) {
 
 func TestWriteRefuses(t *testing.T) {
 	dir := t.TempDir()
-	if err := Write(filepath.Join(dir, "p.pdf"), "t", sweep()); err == nil || !strings.Contains(err.Error(), ".svg or .png") {
+	if err := write(filepath.Join(dir, "p.pdf"), "t", sweep()); err == nil || !strings.Contains(err.Error(), ".svg or .png") {
 		t.Errorf("a .pdf: %v", err)
 	}
 	only0 := []bench.Row{{Coll: "allreduce", Bytes: 0}}
-	if err := Write(filepath.Join(dir, "p.svg"), "t", only0); err == nil || !strings.Contains(err.Error(), "no row") {
+	if err := write(filepath.Join(dir, "p.svg"), "t", only0); err == nil || !strings.Contains(err.Error(), "no row") {
 		t.Errorf("nothing to draw: %v", err)
 	}
 }

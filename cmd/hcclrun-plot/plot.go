@@ -1,12 +1,8 @@
-// Package busbwplot draws the bus bandwidth of an hcclrun bench sweep
-// against message size, one line per collective, on a log-2 size axis, as
-// SVG or PNG (gonum.org/v1/plot). It is what `hcclrun bench --plot` runs,
-// through the hcclrun-plot command: it lives apart from package bench so
-// that hcclrun itself does not link the plotting library, whose package
-// initialisation ran in every hcclrun start (hcclrun --version: 25.7 ms
-// with it linked, 19.8 ms without, hyperfine, 30 runs each; a 2-rank job of
-// Init, Barrier, Close 91 ms against 84).
-package busbwplot
+// This file draws the bus bandwidth of an hcclrun bench sweep against
+// message size, one line per collective, on a log-2 size axis, as SVG or
+// PNG (gonum.org/v1/plot).
+
+package main
 
 import (
 	"fmt"
@@ -21,11 +17,11 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// Write draws out-of-place busbw against size, one line per collective
+// write draws out-of-place busbw against size, one line per collective
 // (per collective and algorithm for rows of bench --algos), and saves it
 // as SVG or PNG (by path's extension). Size 0 has no place on a log axis
 // and is left out.
-func Write(path, title string, rows []bench.Row) error {
+func write(path, title string, rows []bench.Row) error {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".svg", ".png":
 	default:
