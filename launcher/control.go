@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio/control"
 )
 
@@ -47,7 +47,7 @@ type controlEvent struct {
 type controlConfig struct {
 	listen    string
 	jobID     string
-	key       netio.Key
+	key       wire.Key
 	size      int
 	lostAfter time.Duration // HCCL_HEARTBEAT_TIMEOUT; 0: the control plane's default
 	log       *slog.Logger

@@ -72,7 +72,7 @@ type JobEnv struct {
 	RankTableFile string // path of the rank table as the rank's host sees it
 	ControlAddr   string // host:port of the control plane
 	JobID         string
-	JobKey        string // hex, from netio.EncodeKey
+	JobKey        string // hex, from wire.EncodeKey
 }
 
 // RankEnv returns the variables of DESIGN.md for one rank, as "NAME=value".

@@ -9,7 +9,7 @@ import (
 	"net"
 	"os"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/ranktable"
 )
 
@@ -102,7 +102,7 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 			return nil, nil, err
 		}
 	}
-	key, err := netio.NewKey()
+	key, err := wire.NewKey()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -123,7 +123,7 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 			var data []byte
 			if data, err = table.Marshal(); err == nil {
 				r.cpus = tableCPUs(table)
-				r.env = JobEnv{ControlAddr: addr, JobID: jobID, JobKey: netio.EncodeKey(key)}
+				r.env = JobEnv{ControlAddr: addr, JobID: jobID, JobKey: wire.EncodeKey(key)}
 				return ctl, data, nil
 			}
 		}

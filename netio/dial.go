@@ -9,6 +9,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // Backoff between dial attempts refused by the peer: ranks start at
@@ -26,7 +28,7 @@ const (
 // identity the listener proved. A refusal, or a listener that hangs up
 // during the handshake, is retried; other errors (no route, a failed
 // proof) are not: a wrong key does not get better.
-func Dial(ctx context.Context, addr string, key []byte, me Hello) (net.Conn, Hello, error) {
+func Dial(ctx context.Context, addr string, key []byte, me wire.Hello) (net.Conn, wire.Hello, error) {
 	var d net.Dialer
 	backoff := dialBackoffMin
 	for attempt := 1; ; attempt++ {
@@ -35,10 +37,10 @@ func Dial(ctx context.Context, addr string, key []byte, me Hello) (net.Conn, Hel
 			if tc, ok := c.(*net.TCPConn); ok {
 				if err := tc.SetNoDelay(true); err != nil {
 					c.Close()
-					return nil, Hello{}, fmt.Errorf("netio: dial %s: nodelay: %w", addr, err)
+					return nil, wire.Hello{}, fmt.Errorf("netio: dial %s: nodelay: %w", addr, err)
 				}
 			}
-			peer, err := Handshake(ctx, c, key, RoleClient, me)
+			peer, err := wire.Handshake(ctx, c, key, wire.RoleClient, me)
 			if err == nil {
 				return c, peer, nil
 			}
@@ -48,10 +50,10 @@ func Dial(ctx context.Context, addr string, key []byte, me Hello) (net.Conn, Hel
 			// connections) may take us on a second try; a proof that
 			// failed will not get better.
 			if !hungUp(err) || ctx.Err() != nil {
-				return nil, Hello{}, fmt.Errorf("netio: dial %s: %w", addr, err)
+				return nil, wire.Hello{}, fmt.Errorf("netio: dial %s: %w", addr, err)
 			}
 		} else if !errors.Is(err, syscall.ECONNREFUSED) || ctx.Err() != nil {
-			return nil, Hello{}, fmt.Errorf("netio: dial %s (attempt %d): %w", addr, attempt, err)
+			return nil, wire.Hello{}, fmt.Errorf("netio: dial %s (attempt %d): %w", addr, attempt, err)
 		}
 		// Jitter keeps N ranks that were refused together from coming
 		// back together.
@@ -60,7 +62,7 @@ func Dial(ctx context.Context, addr string, key []byte, me Hello) (net.Conn, Hel
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, Hello{}, fmt.Errorf("netio: dial %s: gave up after %d refused attempts: %w (%v)", addr, attempt, ctx.Err(), err)
+			return nil, wire.Hello{}, fmt.Errorf("netio: dial %s: gave up after %d refused attempts: %w (%v)", addr, attempt, ctx.Err(), err)
 		case <-t.C:
 		}
 		backoff = min(2*backoff, dialBackoffMax)
@@ -70,6 +72,6 @@ func Dial(ctx context.Context, addr string, key []byte, me Hello) (net.Conn, Hel
 // hungUp tells whether a handshake failed because the other side closed
 // the connection, as opposed to a failed proof or garbage.
 func hungUp(err error) bool {
-	return !errors.Is(err, ErrAuth) && !errors.Is(err, ErrNotHandshake) &&
+	return !errors.Is(err, wire.ErrAuth) && !errors.Is(err, wire.ErrNotHandshake) &&
 		(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
 }

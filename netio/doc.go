@@ -1,21 +1,19 @@
-// Package netio is hcclrun's TCP layer: the per-job key, the mutual
-// challenge-response handshake every connection starts with, dialling and
-// listening with that handshake built in, socket tuning for the data path,
-// the choice of network interface (HCCL_SOCKET_IFNAME), and the header of
-// data frames.
+// Package netio is hcclrun's TCP layer: dialling and listening with the
+// job's authenticated handshake (internal/wire) built in, socket tuning for
+// the data path (buffers, keepalive, congestion control), and the choice of
+// network interface (HCCL_SOCKET_IFNAME).
 //
-// netio is a leaf: it imports only the standard library, golang.org/x/sys,
-// vishvananda/netlink and internal/ratelog. It knows nothing of
-// collectives; the numbers in a frame header are given meaning by the
-// runtime.
+// netio imports only the standard library, golang.org/x/sys,
+// vishvananda/netlink and the module's internal leaves (wire, ratelog). It
+// knows nothing of collectives; the bytes that cross its connections are
+// defined by package wire and given meaning by the runtime. The
+// shared-memory transport does not import it: it speaks the same wire
+// handshake over its unix sockets.
 //
 // # Authentication
 //
-// Every connection, control or data, TCP or unix socket, begins with
-// [Handshake]. Both sides prove knowledge of the job key with HMAC-SHA256
-// over two fresh nonces, a role label and both identities ([Hello]), so a
-// recorded transcript cannot be replayed, a MAC cannot be reflected back
-// at its author, and the accepting side learns which rank dialled. Nothing
-// in the handshake is encrypted: the key keeps strangers (other jobs, port
-// scanners, stale ranks of a previous run) out, it does not hide data.
+// Every connection a Listener accepts and every connection Dial opens
+// begins with wire.Handshake; a peer that fails it is dropped (and logged,
+// rate-limited) without disturbing the job, and a flood of half-open
+// connections evicts the oldest rather than stalling the accept loop.
 package netio

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/internal/syncbuf"
+
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // testCtx is the deadline every test runs under.
@@ -24,9 +26,9 @@ func testCtxB(b *testing.B, d time.Duration) context.Context {
 	return ctx
 }
 
-func testKey(t *testing.T) Key {
+func testKey(t *testing.T) wire.Key {
 	t.Helper()
-	k, err := NewKey()
+	k, err := wire.NewKey()
 	if err != nil {
 		t.Fatal(err)
 	}

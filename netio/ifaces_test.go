@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 const envInNetns = "HCCL_NETIO_TEST_IN_NETNS"
@@ -100,12 +102,12 @@ func checkNetnsInterfaces(t *testing.T) {
 	}
 	// And the chosen address really works: listen on it, dial it.
 	key := testKey(t)
-	l, err := Listen(net.JoinHostPort("10.99.0.1", "0"), key, Hello{Purpose: PurposeData, Rank: 0}, nil)
+	l, err := Listen(net.JoinHostPort("10.99.0.1", "0"), key, wire.Hello{Purpose: wire.PurposeData, Rank: 0}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	c, peer, err := Dial(testCtx(t, 5*time.Second), l.Addr().String(), key, Hello{Purpose: PurposeData, Rank: 1})
+	c, peer, err := Dial(testCtx(t, 5*time.Second), l.Addr().String(), key, wire.Hello{Purpose: wire.PurposeData, Rank: 1})
 	if err != nil || peer.Rank != 0 {
 		t.Fatalf("dial the chosen address: %v %v", peer, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/internal/ratelog"
+
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // A flood of refused connections (a port scan, another user's flood, a
@@ -50,7 +52,7 @@ type ListenConfig struct {
 type Listener struct {
 	inner   net.Listener
 	key     []byte
-	me      Hello
+	me      wire.Hello
 	log     *slog.Logger
 	timeout time.Duration
 	max     int // MaxHandshakes
@@ -73,21 +75,21 @@ type Listener struct {
 
 type accepted struct {
 	conn net.Conn
-	peer Hello
+	peer wire.Hello
 }
 
 // Listen listens on addr (host:port, port 0 picks one) with the zero
 // ListenConfig. See ListenConfig.Listen.
-func Listen(addr string, key []byte, me Hello, log *slog.Logger) (*Listener, error) {
+func Listen(addr string, key []byte, me wire.Hello, log *slog.Logger) (*Listener, error) {
 	return ListenConfig{}.Listen(addr, key, me, log)
 }
 
 // Listen listens on addr and returns a Listener that authenticates every
 // connection with key, presenting me. log receives the WARN lines for
 // dropped connections; nil discards them.
-func (lc ListenConfig) Listen(addr string, key []byte, me Hello, log *slog.Logger) (*Listener, error) {
-	if len(key) < minKeySize {
-		return nil, fmt.Errorf("netio: listen %s: job key of %d bytes, want at least %d", addr, len(key), minKeySize)
+func (lc ListenConfig) Listen(addr string, key []byte, me wire.Hello, log *slog.Logger) (*Listener, error) {
+	if len(key) < wire.MinKeySize {
+		return nil, fmt.Errorf("netio: listen %s: job key of %d bytes, want at least %d", addr, len(key), wire.MinKeySize)
 	}
 	network := lc.Network
 	if network == "" {
@@ -103,13 +105,13 @@ func (lc ListenConfig) Listen(addr string, key []byte, me Hello, log *slog.Logge
 // NewListener authenticates the connections of an existing listener, which
 // the returned Listener owns from now on. key must be at least 16 bytes;
 // a shorter one makes every handshake fail.
-func (lc ListenConfig) NewListener(inner net.Listener, key []byte, me Hello, log *slog.Logger) *Listener {
+func (lc ListenConfig) NewListener(inner net.Listener, key []byte, me wire.Hello, log *slog.Logger) *Listener {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	timeout := lc.HandshakeTimeout
 	if timeout <= 0 {
-		timeout = DefaultHandshakeTimeout
+		timeout = wire.DefaultHandshakeTimeout
 	}
 	n := lc.MaxHandshakes
 	if n <= 0 {
@@ -201,7 +203,7 @@ func (l *Listener) authenticate(c net.Conn, el *list.Element) {
 		_ = tc.SetNoDelay(true)
 	}
 	ctx, cancel := context.WithTimeout(l.ctx, l.timeout)
-	peer, err := Handshake(ctx, c, l.key, RoleServer, l.me)
+	peer, err := wire.Handshake(ctx, c, l.key, wire.RoleServer, l.me)
 	cancel()
 	// An evicted connection is closed even if its handshake got through
 	// just before, and was logged once already.
@@ -222,19 +224,19 @@ func (l *Listener) authenticate(c net.Conn, el *list.Element) {
 // Accept waits for the next authenticated connection and returns it with
 // the identity its peer proved. After Close it fails with an error that
 // wraps net.ErrClosed.
-func (l *Listener) Accept() (net.Conn, Hello, error) {
+func (l *Listener) Accept() (net.Conn, wire.Hello, error) {
 	select {
 	case <-l.ctx.Done():
-		return nil, Hello{}, fmt.Errorf("netio: accept on %v: %w", l.inner.Addr(), net.ErrClosed)
+		return nil, wire.Hello{}, fmt.Errorf("netio: accept on %v: %w", l.inner.Addr(), net.ErrClosed)
 	default:
 	}
 	select {
 	case a := <-l.ready:
 		return a.conn, a.peer, nil
 	case <-l.ctx.Done():
-		return nil, Hello{}, fmt.Errorf("netio: accept on %v: %w", l.inner.Addr(), net.ErrClosed)
+		return nil, wire.Hello{}, fmt.Errorf("netio: accept on %v: %w", l.inner.Addr(), net.ErrClosed)
 	case <-l.failed:
-		return nil, Hello{}, l.failErr
+		return nil, wire.Hello{}, l.failErr
 	}
 }
 

@@ -17,11 +17,13 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/internal/syncbuf"
+
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 func newTestListener(t *testing.T, lc ListenConfig, key []byte, lb *syncbuf.Buffer) *Listener {
 	t.Helper()
-	l, err := lc.Listen("127.0.0.1:0", key, Hello{Purpose: PurposeControl, Rank: LauncherRank}, debugLogger(lb))
+	l, err := lc.Listen("127.0.0.1:0", key, wire.Hello{Purpose: wire.PurposeControl, Rank: wire.LauncherRank}, debugLogger(lb))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +60,12 @@ func TestListenerDropsBadPeers(t *testing.T) {
 	loris := raw([]byte("HC"), false)
 	raw([]byte("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"), false) // a TLS ClientHello
 	raw(nil, true)                                                     // a port scan
-	if _, _, err := Dial(ctx, addr, testKey(t), Hello{Purpose: PurposeControl, Rank: 9}); !errors.Is(err, ErrAuth) {
-		t.Fatalf("wrong-key dial: %v, want ErrAuth", err)
+	if _, _, err := Dial(ctx, addr, testKey(t), wire.Hello{Purpose: wire.PurposeControl, Rank: 9}); !errors.Is(err, wire.ErrAuth) {
+		t.Fatalf("wrong-key dial: %v, want wire.ErrAuth", err)
 	}
 
 	start := time.Now()
-	c, peerOfClient, err := Dial(ctx, addr, key, Hello{Purpose: PurposeControl, Rank: 4, Tag: 7})
+	c, peerOfClient, err := Dial(ctx, addr, key, wire.Hello{Purpose: wire.PurposeControl, Rank: 4, Tag: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func TestListenerDropsBadPeers(t *testing.T) {
 	if took := time.Since(start); took > hsTimeout/2 {
 		t.Fatalf("good client waited %v behind the bad ones", took)
 	}
-	if peer != (Hello{Purpose: PurposeControl, Rank: 4, Tag: 7}) || peerOfClient.Rank != LauncherRank {
+	if peer != (wire.Hello{Purpose: wire.PurposeControl, Rank: 4, Tag: 7}) || peerOfClient.Rank != wire.LauncherRank {
 		t.Fatalf("server learned %v, client learned %v", peer, peerOfClient)
 	}
 
@@ -120,7 +122,7 @@ func TestListenerConcurrentDials(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			c, _, err := Dial(ctx, l.Addr().String(), key, Hello{Purpose: PurposeData, Rank: uint32(i)})
+			c, _, err := Dial(ctx, l.Addr().String(), key, wire.Hello{Purpose: wire.PurposeData, Rank: uint32(i)})
 			if err != nil {
 				errs <- err
 				return
@@ -178,19 +180,19 @@ func TestDialRetriesUntilListening(t *testing.T) {
 	probe.Close()
 
 	type res struct {
-		peer Hello
+		peer wire.Hello
 		err  error
 	}
 	done := make(chan res, 1)
 	go func() {
-		c, peer, err := Dial(ctx, addr, key, Hello{Purpose: PurposeData, Rank: 1})
+		c, peer, err := Dial(ctx, addr, key, wire.Hello{Purpose: wire.PurposeData, Rank: 1})
 		if c != nil {
 			defer c.Close()
 		}
 		done <- res{peer, err}
 	}()
 	time.Sleep(300 * time.Millisecond)
-	l, err := Listen(addr, key, Hello{Purpose: PurposeData, Rank: 0}, nil)
+	l, err := Listen(addr, key, wire.Hello{Purpose: wire.PurposeData, Rank: 0}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +217,7 @@ func TestDialGivesUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(testCtx(t, 5*time.Second), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, _, err = Dial(ctx, addr, testKey(t), Hello{})
+	_, _, err = Dial(ctx, addr, testKey(t), wire.Hello{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Dial: %v, want DeadlineExceeded", err)
 	}
@@ -261,7 +263,7 @@ func TestListenerUnix(t *testing.T) {
 	ctx := testCtx(t, 5*time.Second)
 	key := testKey(t)
 	path := filepath.Join(t.TempDir(), "shm.sock")
-	l, err := ListenConfig{Network: "unix"}.Listen(path, key, Hello{Purpose: PurposeShm, Rank: 0}, nil)
+	l, err := ListenConfig{Network: "unix"}.Listen(path, key, wire.Hello{Purpose: wire.PurposeShm, Rank: 0}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +274,7 @@ func TestListenerUnix(t *testing.T) {
 			return
 		}
 		defer c.Close()
-		if _, err := Handshake(ctx, c, key, RoleClient, Hello{Purpose: PurposeShm, Rank: 1}); err == nil {
+		if _, err := wire.Handshake(ctx, c, key, wire.RoleClient, wire.Hello{Purpose: wire.PurposeShm, Rank: 1}); err == nil {
 			io.Copy(io.Discard, c)
 		}
 	}()
@@ -281,7 +283,7 @@ func TestListenerUnix(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	if peer != (Hello{Purpose: PurposeShm, Rank: 1}) {
+	if peer != (wire.Hello{Purpose: wire.PurposeShm, Rank: 1}) {
 		t.Fatalf("peer %v", peer)
 	}
 }
@@ -320,7 +322,7 @@ func TestListenerFloodOfSilentConnections(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
-	c, _, err := Dial(ctx, ln.Addr().String(), key, Hello{Purpose: PurposeControl, Rank: 3})
+	c, _, err := Dial(ctx, ln.Addr().String(), key, wire.Hello{Purpose: wire.PurposeControl, Rank: 3})
 	if err != nil {
 		t.Fatalf("a real client behind 40 silent connections (limit 8): %v", err)
 	}
@@ -402,8 +404,8 @@ func TestListenerRefusalFlood(t *testing.T) {
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		if i%2 == 0 {
-			if _, err := Handshake(ctx, c, wrong, RoleClient, Hello{Purpose: PurposeData, Rank: uint32(i)}); !errors.Is(err, ErrAuth) {
-				return fmt.Errorf("connection %d with a wrong key: %v, want ErrAuth", i, err)
+			if _, err := wire.Handshake(ctx, c, wrong, wire.RoleClient, wire.Hello{Purpose: wire.PurposeData, Rank: uint32(i)}); !errors.Is(err, wire.ErrAuth) {
+				return fmt.Errorf("connection %d with a wrong key: %v, want wire.ErrAuth", i, err)
 			}
 		} else if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
 			return err
@@ -431,7 +433,7 @@ func TestListenerRefusalFlood(t *testing.T) {
 	}
 
 	waitFor(t, 20*time.Second, "100 refused connections", func() bool { return done.Load() >= 100 })
-	c, _, err := Dial(ctx, addr, key, Hello{Purpose: PurposeData, Rank: 7})
+	c, _, err := Dial(ctx, addr, key, wire.Hello{Purpose: wire.PurposeData, Rank: 7})
 	if err != nil {
 		t.Fatalf("a genuine client during the flood: %v", err)
 	}
@@ -441,7 +443,7 @@ func TestListenerRefusalFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.Close()
-	if peer != (Hello{Purpose: PurposeData, Rank: 7}) {
+	if peer != (wire.Hello{Purpose: wire.PurposeData, Rank: 7}) {
 		t.Fatalf("accepted %v, want the genuine client", peer)
 	}
 	flooding := done.Load()

@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestTune(t *testing.T) {
 		{"large buffers keepalive on", SocketOptions{ReadBuffer: 1 << 20, WriteBuffer: 1 << 20, KeepAlive: time.Second}, 1 << 20, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _ := connPair(t, "tcp")
+			c := tcpConn(t)
 			if err := Tune(c, tc.opt); err != nil {
 				t.Fatal(err)
 			}
@@ -40,7 +41,9 @@ func TestTune(t *testing.T) {
 			}
 		})
 	}
-	p, _ := connPair(t, "pipe")
+	p, q := net.Pipe()
+	defer p.Close()
+	defer q.Close()
 	if err := Tune(p, SocketOptions{ReadBuffer: 1}); err == nil {
 		t.Error("Tune accepted a net.Pipe")
 	}
@@ -51,7 +54,7 @@ func TestTune(t *testing.T) {
 // when given none, and names an unknown one in its error; CheckCongestion
 // tells the two apart without a connection.
 func TestTuneCongestion(t *testing.T) {
-	c, _ := connPair(t, "tcp")
+	c := tcpConn(t)
 	before, err := Congestion(c)
 	if err != nil {
 		t.Fatal(err)
@@ -80,4 +83,24 @@ func TestTuneCongestion(t *testing.T) {
 	if err := CheckCongestion("no-such-algorithm"); err == nil {
 		t.Error("CheckCongestion accepted an unknown congestion control")
 	}
+}
+
+// tcpConn returns the dialling end of a loopback TCP connection.
+func tcpConn(t *testing.T) net.Conn {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(); s.Close() })
+	return c
 }

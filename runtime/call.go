@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/executor"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/reduce"
@@ -122,7 +122,7 @@ func (c *Comm) prepare(a *call) (*plan.Plan, executor.Call, error) {
 	}
 	coll := a.req.Coll
 	ec := executor.Call{
-		Desc:     netio.Call{Coll: uint8(coll), DType: uint8(a.dtype), Root: -1, Count: uint64(a.req.Count)},
+		Desc:     wire.Call{Coll: uint8(coll), DType: uint8(a.dtype), Root: -1, Count: uint64(a.req.Count)},
 		ElemSize: a.dtype.Size(),
 		Post:     c.knobs.shmDirect().posts(coll),
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
 )
@@ -208,7 +208,7 @@ func jobFromEnv(getenv func(string) string) (Job, error) {
 		return Job{}, fmt.Errorf("HCCL_CONTROL_ADDR is not set: start the program with hcclrun")
 	}
 	j.JobID = getenv("HCCL_JOB_ID")
-	if j.Key, err = netio.ParseKey(getenv("HCCL_JOB_KEY")); err != nil {
+	if j.Key, err = wire.ParseKey(getenv("HCCL_JOB_KEY")); err != nil {
 		return Job{}, fmt.Errorf("HCCL_JOB_KEY: %w", err)
 	}
 	j.RankTableFile = getenv("HCCL_RANK_TABLE_FILE")

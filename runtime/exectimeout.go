@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio/control"
 	"github.com/hcclrun/hcclrun/runtime/executor"
 )
@@ -24,8 +24,8 @@ import (
 type execTimer struct {
 	mu    sync.Mutex
 	t     *time.Timer
-	seq   uint64     // the call it is armed for
-	desc  netio.Call // and its descriptor
+	seq   uint64    // the call it is armed for
+	desc  wire.Call // and its descriptor
 	armed bool
 }
 
@@ -42,7 +42,7 @@ func (e *timeoutError) Error() string {
 
 func (e *timeoutError) Unwrap() error { return ErrTimeout }
 
-func (c *Comm) armTimer(seq uint64, desc netio.Call) {
+func (c *Comm) armTimer(seq uint64, desc wire.Call) {
 	et := &c.timer
 	et.mu.Lock()
 	defer et.mu.Unlock()

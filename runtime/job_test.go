@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio/control"
 	hccl "github.com/hcclrun/hcclrun/runtime"
 )
@@ -51,7 +51,7 @@ func newJobPerServer(t testing.TB, n, perServer int, opts ...hccl.Option) *testJ
 
 // newJobWithID starts a job with the given job id ("" makes a unique one).
 func newJobWithID(t testing.TB, n, perServer int, jobID string, opts ...hccl.Option) *testJob {
-	key, err := netio.NewKey()
+	key, err := wire.NewKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func newJobWithID(t testing.TB, n, perServer int, jobID string, opts ...hccl.Opt
 		t.Fatal(err)
 	}
 	if jobID == "" {
-		jobID = "test-" + netio.EncodeKey(key[:6]) // names the ranks' shm sockets: unique per job
+		jobID = "test-" + wire.EncodeKey(key[:6]) // names the ranks' shm sockets: unique per job
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/internal/cpu"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/ranktable"
 	"github.com/hcclrun/hcclrun/runtime/executor"
@@ -102,7 +103,7 @@ func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts 
 		return nil, err
 	}
 	ring := ringBytesFor(knobs.BuffSize, job.LocalSize)
-	me := netio.Hello{Purpose: netio.PurposeData, Rank: uint32(job.Rank)}
+	me := wire.Hello{Purpose: wire.PurposeData, Rank: uint32(job.Rank)}
 	tcp, err := netio.Listen(net.JoinHostPort(ip, "0"), job.Key, me, log)
 	if err != nil {
 		return nil, fmt.Errorf("listen for data links on %s: %w", ip, err)
@@ -202,7 +203,7 @@ func (m *linkManager) acceptTCP() {
 		if err != nil {
 			return // closed
 		}
-		if hello.Purpose != netio.PurposeData || hello.Rank == netio.LauncherRank {
+		if hello.Purpose != wire.PurposeData || hello.Rank == wire.LauncherRank {
 			m.log.Warn("dropping a connection that is not a data link", "hello", hello.String(), "remote", conn.RemoteAddr().String())
 			conn.Close()
 			continue
@@ -429,12 +430,12 @@ func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error
 	if err != nil {
 		return nil, fmt.Errorf("look up the data endpoint of rank %d: %w", peer, err)
 	}
-	me := netio.Hello{Purpose: netio.PurposeData, Rank: uint32(m.rank)}
+	me := wire.Hello{Purpose: wire.PurposeData, Rank: uint32(m.rank)}
 	conn, hello, err := netio.Dial(ctx, string(addr), m.key, me)
 	if err != nil {
 		return nil, fmt.Errorf("connect to rank %d at %s: %w", peer, addr, err)
 	}
-	if hello.Purpose != netio.PurposeData || int(hello.Rank) != peer {
+	if hello.Purpose != wire.PurposeData || int(hello.Rank) != peer {
 		conn.Close()
 		return nil, fmt.Errorf("connect to rank %d at %s: answered by %s", peer, addr, hello)
 	}

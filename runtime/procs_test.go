@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio/control"
 	hccl "github.com/hcclrun/hcclrun/runtime"
 )
@@ -67,7 +67,7 @@ type rankProc struct {
 // test, with extra environment.
 func startRankProcs(t *testing.T, n int, extra ...string) ([]*rankProc, *control.Server) {
 	t.Helper()
-	key, err := netio.NewKey()
+	key, err := wire.NewKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +84,8 @@ func startRankProcs(t *testing.T, n int, extra ...string) ([]*rankProc, *control
 		cmd.Env = append(os.Environ(), rankMainEnv+"=1",
 			"HCCL_RANK="+strconv.Itoa(r), "HCCL_WORLD_SIZE="+strconv.Itoa(n),
 			"HCCL_LOCAL_RANK="+strconv.Itoa(r), "HCCL_LOCAL_WORLD_SIZE="+strconv.Itoa(n), "HCCL_NODE_RANK=0",
-			"HCCL_CONTROL_ADDR="+srv.Addr(), "HCCL_JOB_ID=proc-"+netio.EncodeKey(key[:6]),
-			"HCCL_JOB_KEY="+netio.EncodeKey(key))
+			"HCCL_CONTROL_ADDR="+srv.Addr(), "HCCL_JOB_ID=proc-"+wire.EncodeKey(key[:6]),
+			"HCCL_JOB_KEY="+wire.EncodeKey(key))
 		cmd.Env = append(cmd.Env, extra...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		out, err := cmd.StdoutPipe()

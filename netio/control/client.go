@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio"
 )
 
@@ -64,11 +65,11 @@ func dial(ctx context.Context, addr string, key []byte, rank, size int, log *slo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	conn, peer, err := netio.Dial(ctx, addr, key, netio.Hello{Purpose: netio.PurposeControl, Rank: uint32(rank)})
+	conn, peer, err := netio.Dial(ctx, addr, key, wire.Hello{Purpose: wire.PurposeControl, Rank: uint32(rank)})
 	if err != nil {
 		return nil, fmt.Errorf("control: rank %d: %w", rank, err)
 	}
-	if peer.Purpose != netio.PurposeControl || peer.Rank != netio.LauncherRank {
+	if peer.Purpose != wire.PurposeControl || peer.Rank != wire.LauncherRank {
 		conn.Close()
 		return nil, fmt.Errorf("control: rank %d: %s is not a control server (%v)", rank, addr, peer)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio"
 )
 
@@ -258,7 +259,7 @@ func TestRankLost(t *testing.T) {
 	rank0 := j.dial(ctx, 0)
 
 	// Rank 1 is a real process, SIGKILLed: its socket closes without a Leave.
-	child, _ := startChild(t, "client", envAddr+"="+j.s.Addr(), envKey+"="+netio.EncodeKey(j.key), envRank+"=1", envSize+"=3")
+	child, _ := startChild(t, "client", envAddr+"="+j.s.Addr(), envKey+"="+wire.EncodeKey(j.key), envRank+"=1", envSize+"=3")
 	if _, err := rank0.Get(ctx, "child/1"); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestAbortOnLost(t *testing.T) {
 // the caller, who sends nothing more (or something bad).
 func rawJoin(t *testing.T, ctx context.Context, j *testJob, rank int) net.Conn {
 	t.Helper()
-	conn, _, err := netio.Dial(ctx, j.s.Addr(), j.key, netio.Hello{Purpose: netio.PurposeControl, Rank: uint32(rank)})
+	conn, _, err := netio.Dial(ctx, j.s.Addr(), j.key, wire.Hello{Purpose: wire.PurposeControl, Rank: uint32(rank)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,18 +343,18 @@ func TestServerGone(t *testing.T) {
 			var j *testJob
 			var child *exec.Cmd
 			var addr string
-			var key netio.Key
+			var key wire.Key
 			if tc.name == "closed" {
 				j = newJob(t, n, nil)
 				addr, key = j.s.Addr(), j.key
 			} else {
 				var err error
-				key, err = netio.NewKey()
+				key, err = wire.NewKey()
 				if err != nil {
 					t.Fatal(err)
 				}
 				var out *bufio.Reader
-				child, out = startChild(t, "server", envKey+"="+netio.EncodeKey(key), envSize+fmt.Sprintf("=%d", n))
+				child, out = startChild(t, "server", envKey+"="+wire.EncodeKey(key), envSize+fmt.Sprintf("=%d", n))
 				line, err := out.ReadString('\n')
 				if err != nil {
 					t.Fatal(err)
@@ -400,14 +401,14 @@ func TestRefused(t *testing.T) {
 	j := newJob(t, 2, nil)
 	c0 := j.dial(ctx, 0)
 	_ = c0
-	other, _ := netio.NewKey()
+	other, _ := wire.NewKey()
 	for _, tc := range []struct {
 		name       string
 		key        []byte
 		rank, size int
 		want       error
 	}{
-		{"wrong key", other, 1, 2, netio.ErrAuth},
+		{"wrong key", other, 1, 2, wire.ErrAuth},
 		{"size mismatch", j.key, 1, 3, ErrRefused},
 		{"duplicate rank", j.key, 0, 2, ErrRefused},
 	} {
@@ -425,7 +426,7 @@ func TestRefused(t *testing.T) {
 	if _, err := Dial(ctx, j.s.Addr(), j.key, 2, 2, nil); err == nil {
 		t.Fatal("rank 2 of 2 accepted")
 	}
-	conn, _, err := netio.Dial(ctx, j.s.Addr(), j.key, netio.Hello{Purpose: netio.PurposeControl, Rank: 7})
+	conn, _, err := netio.Dial(ctx, j.s.Addr(), j.key, wire.Hello{Purpose: wire.PurposeControl, Rank: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,8 +473,8 @@ func TestBadConnectionsDuringBarrier(t *testing.T) {
 		defer c.Close()
 		c.Write(junk)
 	}
-	other, _ := netio.NewKey()
-	if _, err := Dial(ctx, j.s.Addr(), other, 3, n, nil); !errors.Is(err, netio.ErrAuth) {
+	other, _ := wire.NewKey()
+	if _, err := Dial(ctx, j.s.Addr(), other, 3, n, nil); !errors.Is(err, wire.ErrAuth) {
 		t.Fatalf("wrong key: %v", err)
 	}
 	// Rank 4 authenticates, joins, then sends a type the protocol lacks and

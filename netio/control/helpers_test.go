@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/internal/syncbuf"
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 const (
@@ -28,7 +28,7 @@ func testCtx(t *testing.T, d time.Duration) context.Context {
 type testJob struct {
 	t    *testing.T
 	s    *Server
-	key  netio.Key
+	key  wire.Key
 	logs *syncbuf.Buffer
 
 	mu     sync.Mutex
@@ -37,7 +37,7 @@ type testJob struct {
 
 func newJob(t *testing.T, size int, tweak func(*ServerConfig)) *testJob {
 	t.Helper()
-	key, err := netio.NewKey()
+	key, err := wire.NewKey()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // The tests re-execute their own binary as a child process to get a rank
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 // itself with a Put and waits to be killed
 // (at most a minute, so that a broken test leaves no orphan for long).
 func childClient() int {
-	key, err := netio.ParseKey(os.Getenv(envKey))
+	key, err := wire.ParseKey(os.Getenv(envKey))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -76,7 +76,7 @@ func childClient() int {
 
 // childServer serves a job and prints its address on stdout.
 func childServer() int {
-	key, err := netio.ParseKey(os.Getenv(envKey))
+	key, err := wire.ParseKey(os.Getenv(envKey))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio"
 )
 
@@ -280,11 +281,11 @@ func TestSilentRankLostAfterGrace(t *testing.T) {
 // sends nothing is lost to it after LostAfter and the grace.
 func TestSilentServerLostAfterGrace(t *testing.T) {
 	ctx := testCtx(t, 10*time.Second)
-	key, err := netio.NewKey()
+	key, err := wire.NewKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := netio.Listen("127.0.0.1:0", key, netio.Hello{Purpose: netio.PurposeControl, Rank: netio.LauncherRank}, nil)
+	ln, err := netio.Listen("127.0.0.1:0", key, wire.Hello{Purpose: wire.PurposeControl, Rank: wire.LauncherRank}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func TestDeathNoticedBeforeLostAfter(t *testing.T) {
 		t.Fatalf("LostAfter %v, want the default %v", j.s.cfg.LostAfter, DefaultLostAfter)
 	}
 	rank0 := j.dial(ctx, 0)
-	child, _ := startChild(t, "client", envAddr+"="+j.s.Addr(), envKey+"="+netio.EncodeKey(j.key), envRank+"=1", envSize+"=2")
+	child, _ := startChild(t, "client", envAddr+"="+j.s.Addr(), envKey+"="+wire.EncodeKey(j.key), envRank+"=1", envSize+"=2")
 	if _, err := rank0.Get(ctx, "child/1"); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio"
 )
 
@@ -84,7 +85,7 @@ type waiter struct {
 // NewServer validates cfg and starts listening (connections are accepted
 // and authenticated from now on, and admitted once Serve runs).
 func NewServer(cfg ServerConfig) (*Server, error) {
-	if cfg.Size <= 0 || uint64(cfg.Size) >= uint64(netio.LauncherRank) {
+	if cfg.Size <= 0 || uint64(cfg.Size) >= uint64(wire.LauncherRank) {
 		return nil, fmt.Errorf("control: server: job size %d", cfg.Size)
 	}
 	if cfg.HeartbeatInterval <= 0 {
@@ -103,7 +104,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	ln := cfg.Listener
 	if ln == nil {
 		var err error
-		ln, err = netio.Listen(cfg.Addr, cfg.Key, netio.Hello{Purpose: netio.PurposeControl, Rank: netio.LauncherRank}, log)
+		ln, err = netio.Listen(cfg.Addr, cfg.Key, wire.Hello{Purpose: wire.PurposeControl, Rank: wire.LauncherRank}, log)
 		if err != nil {
 			return nil, fmt.Errorf("control: server: %w", err)
 		}
@@ -282,7 +283,7 @@ func (s *Server) writeLoop(rc *rankConn) {
 
 // serveConn admits one authenticated connection and serves it until it
 // ends.
-func (s *Server) serveConn(conn net.Conn, hello netio.Hello) {
+func (s *Server) serveConn(conn net.Conn, hello wire.Hello) {
 	defer s.wg.Done()
 	if s.cfg.wrap != nil {
 		conn = s.cfg.wrap(conn)
@@ -300,7 +301,7 @@ func (s *Server) serveConn(conn net.Conn, hello netio.Hello) {
 		conn.Write(b)
 		conn.Close()
 	}
-	if hello.Purpose != netio.PurposeControl {
+	if hello.Purpose != wire.PurposeControl {
 		refuse(fmt.Sprintf("a %v connection on the control port", hello.Purpose))
 		return
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // waitStatus polls the server's status until pred holds for it.
@@ -124,7 +124,7 @@ func TestStuckVersusLost(t *testing.T) {
 	}
 	rank4.Close()
 	rank2.SetProgress(4, false)
-	child, _ := startChild(t, "client", envAddr+"="+j.s.Addr(), envKey+"="+netio.EncodeKey(j.key),
+	child, _ := startChild(t, "client", envAddr+"="+j.s.Addr(), envKey+"="+wire.EncodeKey(j.key),
 		envRank+"=1", envSize+"=5", envSeq+"=4")
 	if _, err := rank0.Get(ctx, "child/1"); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 )
@@ -98,7 +98,7 @@ func TestStepTakesArrived(t *testing.T) {
 					if r >= n-2 {
 						time.Sleep(tt.late)
 					}
-					errs <- execs[r].Run(ctx, p, Call{Seq: 1, Desc: netio.Call{Count: uint64(tt.block)}, ElemSize: 1}, bufs[r])
+					errs <- execs[r].Run(ctx, p, Call{Seq: 1, Desc: wire.Call{Count: uint64(tt.block)}, ElemSize: 1}, bufs[r])
 				}()
 			}
 			for range n {

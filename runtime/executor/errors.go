@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/reduce"
 )
@@ -13,10 +13,10 @@ import (
 // expects: the peer is running another call, or the same call with other
 // arguments (count, dtype, op, root, per-peer counts).
 type MismatchError struct {
-	Rank int          // the receiving rank (this one)
-	Peer int          // the sending rank
-	Want netio.Header // what this rank expected
-	Got  netio.Header // what arrived
+	Rank int         // the receiving rank (this one)
+	Peer int         // the sending rank
+	Want wire.Header // what this rank expected
+	Got  wire.Header // what arrived
 }
 
 func (e *MismatchError) Error() string {
@@ -38,7 +38,7 @@ func (e *MismatchError) SameCall() bool {
 
 // DescribeCall formats a call descriptor for error messages, e.g.
 // "AllReduce(count=1000, float32, sum) #3".
-func DescribeCall(seq uint64, c netio.Call) string {
+func DescribeCall(seq uint64, c wire.Call) string {
 	var b strings.Builder
 	coll := plan.Coll(c.Coll)
 	b.WriteString(coll.String())

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/hcclrun/hcclrun/internal/cpu"
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 )
@@ -29,9 +29,9 @@ type Links interface {
 // Call describes the collective call being executed, identically on every
 // rank that takes part.
 type Call struct {
-	Seq      uint64     // per-communicator sequence number
-	Desc     netio.Call // what every frame of the call carries
-	ElemSize int        // bytes per element
+	Seq      uint64    // per-communicator sequence number
+	Desc     wire.Call // what every frame of the call carries
+	ElemSize int       // bytes per element
 	// Kernel computes dst = a op b elementwise over bytes; nil when the
 	// collective does not reduce.
 	Kernel func(dst, a, b []byte)
@@ -169,7 +169,7 @@ type task struct {
 	arriver  transport.Arriver // a receive's link, when it can say a frame arrived (takeArrived)
 	// Headers handed to links through interfaces escape; keeping them in
 	// the task keeps them off the per-call heap.
-	sendHdr, recvHdr netio.Header
+	sendHdr, recvHdr wire.Header
 }
 
 // begin readies a kept task for an op of step index. Only what carries
@@ -352,7 +352,7 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 // reads in place at every size.
 const inlineMax = 16 << 20
 
-// frameMax is the largest transfer one frame can carry (netio.Header's Len
+// frameMax is the largest transfer one frame can carry (wire.Header's Len
 // is 32 bits): a transfer posted in place, or started on a TCP link, goes
 // as one frame; a larger one goes segment by segment (exec).
 const frameMax = math.MaxUint32
@@ -605,8 +605,8 @@ func (r *run) segment(off, n int) int {
 	return min(r.seg, n-off)
 }
 
-func (r *run) header(ord uint32, off, n int) netio.Header {
-	return netio.Header{
+func (r *run) header(ord uint32, off, n int) wire.Header {
+	return wire.Header{
 		Seq:    r.call.Seq,
 		Call:   r.call.Desc,
 		Src:    uint32(r.e.rank),

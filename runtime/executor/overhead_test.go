@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/algo"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/transport"
@@ -14,20 +14,20 @@ import (
 // peer, at once: what is left of a call's time over it is the executor's.
 type echoLink struct {
 	peer    uint32
-	h       netio.Header
+	h       wire.Header
 	payload [256]byte
 	n       int
 }
 
-func (l *echoLink) Send(_ context.Context, h *netio.Header, p []byte) error {
+func (l *echoLink) Send(_ context.Context, h *wire.Header, p []byte) error {
 	l.h, l.n = *h, copy(l.payload[:], p)
 	l.h.Src = l.peer
 	return nil
 }
-func (l *echoLink) TrySend(ctx context.Context, h *netio.Header, p []byte) (bool, error) {
+func (l *echoLink) TrySend(ctx context.Context, h *wire.Header, p []byte) (bool, error) {
 	return true, l.Send(ctx, h, p)
 }
-func (l *echoLink) RecvHeader(_ context.Context, h *netio.Header) error { *h = l.h; return nil }
+func (l *echoLink) RecvHeader(_ context.Context, h *wire.Header) error { *h = l.h; return nil }
 func (l *echoLink) RecvPayload(_ context.Context, p []byte) error {
 	copy(p, l.payload[:l.n])
 	return nil
@@ -63,7 +63,7 @@ func BenchmarkSmallAllReduce(b *testing.B) {
 			if inPlace {
 				recv = send
 			}
-			call := Call{Desc: netio.Call{Coll: uint8(plan.AllReduce), Count: 2, Root: -1}, ElemSize: 4, Kernel: sumBytes}
+			call := Call{Desc: wire.Call{Coll: uint8(plan.AllReduce), Count: 2, Root: -1}, ElemSize: 4, Kernel: sumBytes}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {

@@ -3,7 +3,7 @@ package executor
 import (
 	"context"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 )
@@ -41,7 +41,7 @@ const pairMax = 4 << 10
 type pairPlan struct {
 	plan       *plan.Plan
 	send, recv *plan.Op // nil when plan is not a pair plan
-	out        netio.Header
+	out        wire.Header
 	recvTask   task // the receive, for the general path's payload
 	maxBytes   int  // pairMax, or less when the segment is smaller
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/algo"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/transport"
@@ -35,7 +35,7 @@ func (c *countedLink) Open(int) transport.Link { return c.l }
 // without waiting.
 type fullLink struct{ *shmlink.Link }
 
-func (fullLink) TrySend(context.Context, *netio.Header, []byte) (bool, error) { return false, nil }
+func (fullLink) TrySend(context.Context, *wire.Header, []byte) (bool, error) { return false, nil }
 
 // runPair runs rank r's plan of req on both ranks of a shm pair, with
 // inputs of the call's number, and checks each rank's receive buffer
@@ -77,7 +77,7 @@ func runPair(t *testing.T, ctx context.Context, links [2]transport.Link, a plan.
 		e := New(r, counted[r], Config{})
 		defer e.Close()
 		go func() {
-			errs <- e.Run(ctx, p, Call{Seq: call, Desc: netio.Call{Coll: uint8(req.Coll), Count: uint64(n)}, ElemSize: 4, Kernel: subInt32}, bufs[r])
+			errs <- e.Run(ctx, p, Call{Seq: call, Desc: wire.Call{Coll: uint8(req.Coll), Count: uint64(n)}, ElemSize: 4, Kernel: subInt32}, bufs[r])
 		}()
 	}
 	for range 2 {
@@ -173,7 +173,7 @@ func TestPairStepMismatch(t *testing.T) {
 		defer e.Close()
 		buf := make([]byte, 4*count)
 		go func() {
-			errs <- e.Run(ctx, p, Call{Seq: 1, Desc: netio.Call{Coll: uint8(plan.AllReduce), Count: uint64(count)}, ElemSize: 4, Kernel: sumInt32},
+			errs <- e.Run(ctx, p, Call{Seq: 1, Desc: wire.Call{Coll: uint8(plan.AllReduce), Count: uint64(count)}, ElemSize: 4, Kernel: sumInt32},
 				Buffers{Send: buf, Recv: make([]byte, len(buf))})
 		}()
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
@@ -109,7 +109,7 @@ func TestPostedSends(t *testing.T) {
 							op,
 						}}}}
 						go func() {
-							errs <- e.Run(ctx, p, Call{Seq: call, Desc: netio.Call{Count: uint64(n)}, ElemSize: 1, Kernel: sumBytes}, bufs[r])
+							errs <- e.Run(ctx, p, Call{Seq: call, Desc: wire.Call{Count: uint64(n)}, ElemSize: 1, Kernel: sumBytes}, bufs[r])
 						}()
 					}
 					for range 2 {

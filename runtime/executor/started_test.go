@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/tcplink"
@@ -72,9 +72,9 @@ func TestStartedSendBesideShm(t *testing.T) {
 	got := make([]byte, n)
 	rank0Done := make(chan error, 1)
 	go func() {
-		var hdr [netio.HeaderSize]byte
+		var hdr [wire.HeaderSize]byte
 		for off := 0; off < n; {
-			var h netio.Header
+			var h wire.Header
 			if _, err := io.ReadFull(rank0, hdr[:]); err != nil {
 				rank0Done <- err
 				return

@@ -8,7 +8,7 @@ import (
 // Coll names a collective operation.
 type Coll uint8
 
-// The collectives. The numbers travel in frame headers (netio.Call.Coll):
+// The collectives. The numbers travel in frame headers (wire.Call.Coll):
 // never renumber them.
 const (
 	AllReduce Coll = iota + 1

@@ -5,7 +5,7 @@ import "fmt"
 // DType names the element type of a buffer being reduced.
 type DType uint8
 
-// The element types. The numbers travel in frame headers (netio.Call.DType):
+// The element types. The numbers travel in frame headers (wire.Call.DType):
 // never renumber them, only append.
 const (
 	Int8 DType = iota + 1

@@ -5,7 +5,7 @@ import "fmt"
 // Op names a reduction operator.
 type Op uint8
 
-// The operators. The numbers travel in frame headers (netio.Call.Op, where 0
+// The operators. The numbers travel in frame headers (wire.Call.Op, where 0
 // means "no reduction"): never renumber them, only append.
 const (
 	Sum Op = iota + 1

@@ -3,11 +3,11 @@ package transport
 import (
 	"context"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // Link is an ordered, reliable, bidirectional frame channel to one peer.
-// Frames are a netio.Header followed by h.Len payload bytes.
+// Frames are a wire.Header followed by h.Len payload bytes.
 //
 // Concurrency: one goroutine may send while another receives; two
 // concurrent Sends, or two concurrent receives, are not allowed.
@@ -16,10 +16,10 @@ import (
 type Link interface {
 	// Send transmits h and then p; h.Len must equal len(p). It returns when
 	// p may be reused.
-	Send(ctx context.Context, h *netio.Header, p []byte) error
+	Send(ctx context.Context, h *wire.Header, p []byte) error
 
 	// RecvHeader reads the header of the next frame into h.
-	RecvHeader(ctx context.Context, h *netio.Header) error
+	RecvHeader(ctx context.Context, h *wire.Header) error
 
 	// RecvPayload reads the payload of the frame whose header was read last
 	// into p, whose length must equal that header's Len.
@@ -57,7 +57,7 @@ type TrySender interface {
 	// TrySend sends the frame h, p if it can do so without waiting and
 	// reports whether it did. An error leaves the link unusable, as one of
 	// Send does.
-	TrySend(ctx context.Context, h *netio.Header, p []byte) (sent bool, err error)
+	TrySend(ctx context.Context, h *wire.Header, p []byte) (sent bool, err error)
 }
 
 // Poster is implemented by links that can hand a large payload over in
@@ -74,7 +74,7 @@ type Poster interface {
 	// nothing to do after its posts but WaitPosted (a Broadcast's root),
 	// so that the receiver may ask it to copy part of p itself. An error
 	// leaves the link unusable.
-	TryPost(ctx context.Context, h *netio.Header, p []byte, thenWaits bool) (posted bool, err error)
+	TryPost(ctx context.Context, h *wire.Header, p []byte, thenWaits bool) (posted bool, err error)
 
 	PostWaiter
 }
@@ -101,7 +101,7 @@ type AsyncSender interface {
 	// it can without waiting, and leaves the rest to be written later.
 	// p must stay unchanged until a later WaitPosted returns. An error,
 	// here or from WaitPosted, leaves the link unusable.
-	StartSend(ctx context.Context, h *netio.Header, p []byte) error
+	StartSend(ctx context.Context, h *wire.Header, p []byte) error
 
 	// Background makes the link write what is left of its started send
 	// on its own, for a caller about to wait on something that does not

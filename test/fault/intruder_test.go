@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio"
 )
 
@@ -42,7 +43,7 @@ func TestIntruders(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	wrongKey, err := netio.NewKey()
+	wrongKey, err := wire.NewKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,16 +54,16 @@ func TestIntruders(t *testing.T) {
 		wg      sync.WaitGroup
 	)
 	for _, addr := range targets {
-		purpose := netio.PurposeData
+		purpose := wire.PurposeData
 		if addr == rs[0].control {
-			purpose = netio.PurposeControl
+			purpose = wire.PurposeControl
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for range 3 {
-				_, _, err := netio.Dial(ctx, addr, wrongKey, netio.Hello{Purpose: purpose, Rank: 1})
-				if !errors.Is(err, netio.ErrAuth) {
+				_, _, err := netio.Dial(ctx, addr, wrongKey, wire.Hello{Purpose: purpose, Rank: 1})
+				if !errors.Is(err, wire.ErrAuth) {
 					t.Errorf("%s: dial with a wrong key: %v, want ErrAuth", addr, err)
 				}
 			}

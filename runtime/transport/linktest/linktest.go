@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 )
 
@@ -97,10 +97,10 @@ func payload(n int, seed uint64) []byte {
 	return p
 }
 
-func header(seq uint64, n int) netio.Header {
-	return netio.Header{
+func header(seq uint64, n int) wire.Header {
+	return wire.Header{
 		Seq:    seq,
-		Call:   netio.Call{Coll: uint8(seq), DType: uint8(seq >> 8), Op: 3, Root: int32(seq % 5), Count: seq * 3},
+		Call:   wire.Call{Coll: uint8(seq), DType: uint8(seq >> 8), Op: 3, Root: int32(seq % 5), Count: seq * 3},
 		Src:    uint32(seq * 7),
 		Step:   uint32(seq),
 		Offset: seq << 20,
@@ -109,8 +109,8 @@ func header(seq uint64, n int) netio.Header {
 }
 
 // recvFrame reads one frame, header and payload.
-func recvFrame(ctx context.Context, l transport.Link) (netio.Header, []byte, error) {
-	var h netio.Header
+func recvFrame(ctx context.Context, l transport.Link) (wire.Header, []byte, error) {
+	var h wire.Header
 	if err := l.RecvHeader(ctx, &h); err != nil {
 		return h, nil, err
 	}
@@ -216,12 +216,12 @@ func testZeroLength(t *testing.T, a, b transport.Link) {
 
 func testHeaderFields(t *testing.T, a, b transport.Link) {
 	ctx := opCtx(t)
-	headers := []netio.Header{
+	headers := []wire.Header{
 		{},
-		{Seq: math.MaxUint64, Call: netio.Call{Coll: 255, DType: 255, Op: 255, Root: math.MaxInt32, Count: math.MaxUint64},
+		{Seq: math.MaxUint64, Call: wire.Call{Coll: 255, DType: 255, Op: 255, Root: math.MaxInt32, Count: math.MaxUint64},
 			Src: math.MaxUint32, Step: math.MaxUint32, Offset: math.MaxUint64},
-		{Seq: 1, Call: netio.Call{Root: -1}, Src: 3, Step: 2},
-		{Seq: 0x0102030405060708, Call: netio.Call{Coll: 1, DType: 2, Op: 3, Root: math.MinInt32, Count: 0x1112131415161718},
+		{Seq: 1, Call: wire.Call{Root: -1}, Src: 3, Step: 2},
+		{Seq: 0x0102030405060708, Call: wire.Call{Coll: 1, DType: 2, Op: 3, Root: math.MinInt32, Count: 0x1112131415161718},
 			Src: 0x21222324, Step: 0x31323334, Offset: 0x4142434445464748},
 	}
 	for i := range headers {
@@ -380,7 +380,7 @@ func testLengthMismatch(t *testing.T, a, b transport.Link) {
 		h := header(2, 10)
 		return b.Send(ctx, &h, make([]byte, 10))
 	})
-	var got netio.Header
+	var got wire.Header
 	if err := a.RecvHeader(ctx, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func blocked(t *testing.T, call func() error, release func()) error {
 
 func testShutWhileRecv(t *testing.T, a, b transport.Link) {
 	ctx := opCtx(t)
-	var h netio.Header
+	var h wire.Header
 	blocked(t, func() error { return b.RecvHeader(ctx, &h) }, b.Shut)
 	if err := b.RecvHeader(ctx, &h); err == nil {
 		t.Error("RecvHeader after Shut succeeded")
@@ -476,7 +476,7 @@ func testShutBothWhileBusy(t *testing.T, a, b transport.Link) {
 					h := header(1, size)
 					err = l.Send(ctx, &h, buf)
 				} else {
-					var h netio.Header
+					var h wire.Header
 					if err = l.RecvHeader(ctx, &h); err == nil {
 						err = l.RecvPayload(ctx, buf[:h.Len])
 					}
@@ -503,7 +503,7 @@ func testShutBothWhileBusy(t *testing.T, a, b transport.Link) {
 
 func testCancelRecv(t *testing.T, a, b transport.Link) {
 	ctx, cancel := context.WithCancel(opCtx(t))
-	var h netio.Header
+	var h wire.Header
 	err := blocked(t, func() error { return b.RecvHeader(ctx, &h) }, cancel)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want one wrapping context.Canceled", err)
@@ -524,7 +524,7 @@ func testDeadlineRecv(t *testing.T, a, b transport.Link) {
 	ctx, cancel := context.WithTimeout(opCtx(t), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	var h netio.Header
+	var h wire.Header
 	err := b.RecvHeader(ctx, &h)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want one wrapping context.DeadlineExceeded", err)
@@ -546,7 +546,7 @@ func testSendAfterClose(t *testing.T, a, b transport.Link) {
 	}
 	// The peer learns of the close: its Recv fails rather than hangs.
 	c := async(func() error {
-		var h netio.Header
+		var h wire.Header
 		return b.RecvHeader(ctx, &h)
 	})
 	select {
@@ -577,7 +577,7 @@ func testVisitPayload(t *testing.T, a, b transport.Link) {
 		return nil
 	})
 	for i, n := range frameSizes {
-		var h netio.Header
+		var h wire.Header
 		if err := b.RecvHeader(ctx, &h); err != nil {
 			t.Fatalf("frame %d: %v", i, err)
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 )
 
@@ -21,8 +21,8 @@ import (
 // runtime's TCP link.
 type tcpLink struct {
 	c       net.Conn
-	hdrOut  [netio.HeaderSize]byte
-	hdrIn   [netio.HeaderSize]byte
+	hdrOut  [wire.HeaderSize]byte
+	hdrIn   [wire.HeaderSize]byte
 	pending int
 
 	closeOnce sync.Once
@@ -57,7 +57,7 @@ func withCtx(ctx context.Context, c net.Conn, read bool, io func() error) error 
 	return err
 }
 
-func (l *tcpLink) Send(ctx context.Context, h *netio.Header, p []byte) error {
+func (l *tcpLink) Send(ctx context.Context, h *wire.Header, p []byte) error {
 	if int(h.Len) != len(p) {
 		return fmt.Errorf("header says %d bytes, payload has %d", h.Len, len(p))
 	}
@@ -69,7 +69,7 @@ func (l *tcpLink) Send(ctx context.Context, h *netio.Header, p []byte) error {
 	})
 }
 
-func (l *tcpLink) RecvHeader(ctx context.Context, h *netio.Header) error {
+func (l *tcpLink) RecvHeader(ctx context.Context, h *wire.Header) error {
 	if l.pending > 0 {
 		return errors.New("previous payload not read")
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // TestSteadyStateAllocatesNothing: once a link is up, sending and
@@ -23,9 +23,9 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 				sum += c
 			}
 		}
-		var h, g netio.Header
+		var h, g wire.Header
 		send := func() error {
-			h = netio.Header{Seq: h.Seq + 1, Len: uint32(size)}
+			h = wire.Header{Seq: h.Seq + 1, Len: uint32(size)}
 			return tx.Send(ctx, &h, p)
 		}
 		recv := func() {
@@ -43,7 +43,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 			}
 		}
 		var allocs float64
-		if size+netio.HeaderSize <= ring {
+		if size+wire.HeaderSize <= ring {
 			// Small frames: send and receive in one goroutine.
 			allocs = testing.AllocsPerRun(200, func() {
 				if err := send(); err != nil {

@@ -1,6 +1,8 @@
 package shmlink
 
-import "github.com/hcclrun/hcclrun/netio"
+import (
+	"github.com/hcclrun/hcclrun/internal/wire"
+)
 
 // Arrived implements transport.Arriver: it reports whether the next frame
 // is here whole, in a fast box or committed to the ring with all of its
@@ -13,7 +15,7 @@ func (l *Link) Arrived() (payload int, ok bool) {
 	if l.closed.Load() || l.recvErr != nil || l.inFrame {
 		return -1, true
 	}
-	var h netio.Header
+	var h wire.Header
 	box, inRing := l.rx.NextFrame()
 	if box != nil {
 		if h.Decode(box) != nil {
@@ -25,16 +27,16 @@ func (l *Link) Arrived() (payload int, ok bool) {
 		return 0, false
 	}
 	run, total := l.rx.Unread()
-	if len(run) < netio.HeaderSize {
+	if len(run) < wire.HeaderSize {
 		return 0, false // a header split where the ring wraps: rare, read it the usual way
 	}
 	flags, err := h.DecodeFlagged(run)
 	if err != nil {
 		return -1, true
 	}
-	want := netio.HeaderSize + int(h.Len)
+	want := wire.HeaderSize + int(h.Len)
 	if flags != 0 {
-		want = netio.HeaderSize + directRefSize
+		want = wire.HeaderSize + directRefSize
 	}
 	return int(h.Len), total >= want
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // TestArrived checks what Arrived says of each kind of frame: nothing yet,
@@ -34,7 +34,7 @@ func TestArrived(t *testing.T) {
 
 	for _, n := range []int{0, 8, 4 << 10} { // fast boxes, then the ring
 		p := patterned(n, byte(n))
-		if err := d.Send(ctx, &netio.Header{Len: uint32(n)}, p); err != nil {
+		if err := d.Send(ctx, &wire.Header{Len: uint32(n)}, p); err != nil {
 			t.Fatal(err)
 		}
 		want("sent", n, true)
@@ -44,7 +44,7 @@ func TestArrived(t *testing.T) {
 	}
 
 	posted := patterned(DirectMin, 7)
-	if ok, err := d.TryPost(ctx, &netio.Header{Len: uint32(len(posted))}, posted, false); !ok || err != nil {
+	if ok, err := d.TryPost(ctx, &wire.Header{Len: uint32(len(posted))}, posted, false); !ok || err != nil {
 		t.Fatalf("TryPost: %v, %v", ok, err)
 	}
 	want("posted", len(posted), true)
@@ -55,7 +55,7 @@ func TestArrived(t *testing.T) {
 
 	big := patterned(3*ringBytes, 9)
 	sent := make(chan error, 1)
-	go func() { sent <- d.Send(ctx, &netio.Header{Len: uint32(len(big))}, big) }()
+	go func() { sent <- d.Send(ctx, &wire.Header{Len: uint32(len(big))}, big) }()
 	for deadline := time.Now().Add(10 * time.Second); l.rx.Buffered() < ringBytes/2; {
 		if time.Now().After(deadline) {
 			t.Fatal("the sender committed nothing")
@@ -63,7 +63,7 @@ func TestArrived(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	want("larger than the ring", 0, false)
-	var h netio.Header
+	var h wire.Header
 	if err := l.RecvHeader(ctx, &h); err != nil {
 		t.Fatal(err)
 	}

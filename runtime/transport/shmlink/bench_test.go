@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // memcpyGBps measures this machine's copy bandwidth for buffers of size
@@ -69,7 +69,7 @@ func benchBandwidth(b *testing.B, ringBytes, size int, mode string) {
 	b.SetBytes(int64(size))
 	b.ResetTimer()
 	go func() {
-		h := netio.Header{Len: uint32(size)}
+		h := wire.Header{Len: uint32(size)}
 		for i := 0; i < b.N; i++ {
 			if err := tx.Send(ctx, &h, src); err != nil {
 				errc <- err
@@ -78,7 +78,7 @@ func benchBandwidth(b *testing.B, ringBytes, size int, mode string) {
 		}
 		errc <- nil
 	}()
-	var h netio.Header
+	var h wire.Header
 	for i := 0; i < b.N; i++ {
 		if err := rx.RecvHeader(ctx, &h); err != nil {
 			b.Fatal(err)
@@ -113,7 +113,7 @@ func BenchmarkPingPong(b *testing.B) {
 			p, q := make([]byte, size), make([]byte, size)
 			errc := make(chan error, 1)
 			go func() {
-				var h netio.Header
+				var h wire.Header
 				for i := 0; i < b.N; i++ {
 					if err := e.RecvHeader(ctx, &h); err != nil {
 						errc <- err
@@ -130,7 +130,7 @@ func BenchmarkPingPong(b *testing.B) {
 				}
 				errc <- nil
 			}()
-			h := netio.Header{Len: uint32(size)}
+			h := wire.Header{Len: uint32(size)}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if err := a.Send(ctx, &h, p); err != nil {
@@ -192,7 +192,7 @@ func BenchmarkBandwidthProcesses(b *testing.B) {
 			b.SetBytes(int64(size))
 			b.ResetTimer()
 			fmt.Fprintln(stdin, b.N, size)
-			var h netio.Header
+			var h wire.Header
 			for i := 0; i < b.N; i++ {
 				if err := link.RecvHeader(ctx, &h); err != nil {
 					b.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/shm"
 )
 
@@ -94,12 +94,12 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	if err := checkPeerUser(conn); err != nil {
 		return nil, fmt.Errorf("%s belongs to %w", addr, err)
 	}
-	me := netio.Hello{Purpose: netio.PurposeShm, Rank: uint32(cfg.Self), Tag: uint32(cfg.Channel)}
-	them, err := netio.Handshake(ctx, conn, cfg.Key, netio.RoleClient, me)
+	me := wire.Hello{Purpose: wire.PurposeShm, Rank: uint32(cfg.Self), Tag: uint32(cfg.Channel)}
+	them, err := wire.Handshake(ctx, conn, cfg.Key, wire.RoleClient, me)
 	if err != nil {
 		return nil, err
 	}
-	if them.Purpose != netio.PurposeShm || them.Rank != uint32(cfg.Peer) {
+	if them.Purpose != wire.PurposeShm || them.Rank != uint32(cfg.Peer) {
 		return nil, fmt.Errorf("%s answered as %v, want shm from rank %d", addr, them, cfg.Peer)
 	}
 

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hcclrun/hcclrun/internal/cpu"
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/shm"
 )
 
@@ -113,7 +113,7 @@ func (l *Link) ReadsDirect() bool { return l.rx.Direct() }
 // post splices what it can of p into the pipe, then writes the header of
 // the frame h, marked, and the reference to p. It waits only if the ring
 // has no room for those few bytes.
-func (l *Link) post(ctx context.Context, h *netio.Header, p []byte, thenWaits bool) error {
+func (l *Link) post(ctx context.Context, h *wire.Header, p []byte, thenWaits bool) error {
 	region, inRegion := shm.FindRegion(p)
 	spliced := 0
 	if !inRegion {
@@ -123,8 +123,8 @@ func (l *Link) post(ctx context.Context, h *netio.Header, p []byte, thenWaits bo
 	if thenWaits {
 		flags |= flagSenderWaits
 	}
-	h.EncodeFlagged(l.hdrOut[:netio.HeaderSize], flags)
-	ref := l.hdrOut[netio.HeaderSize:]
+	h.EncodeFlagged(l.hdrOut[:wire.HeaderSize], flags)
+	ref := l.hdrOut[wire.HeaderSize:]
 	binary.LittleEndian.PutUint64(ref, shm.Addr(p))
 	binary.LittleEndian.PutUint64(ref[8:], uint64(spliced))
 	binary.LittleEndian.PutUint64(ref[16:], region.Inode)
@@ -141,7 +141,7 @@ func (l *Link) post(ctx context.Context, h *netio.Header, p []byte, thenWaits bo
 // TryPost hands the frame h, p over in place if p is large enough, the peer
 // can read this process and the ring has room for the reference now (see
 // transport.Poster).
-func (l *Link) TryPost(ctx context.Context, h *netio.Header, p []byte, thenWaits bool) (bool, error) {
+func (l *Link) TryPost(ctx context.Context, h *wire.Header, p []byte, thenWaits bool) (bool, error) {
 	if int(h.Len) != len(p) {
 		return false, l.sendFail(fmt.Errorf("header says %d payload bytes, got %d", h.Len, len(p)))
 	}
@@ -180,18 +180,18 @@ func (l *Link) WaitPosted(ctx context.Context) error {
 // sets the receiver's view of the payload: its address in the peer (0 for
 // an unmarked header), how many of its first bytes are in the pipe, and
 // its bytes in this side's mapping of the peer's region, if it lies in one.
-func (l *Link) readRef(ctx context.Context, h *netio.Header, flags uint8) error {
+func (l *Link) readRef(ctx context.Context, h *wire.Header, flags uint8) error {
 	l.remote, l.spliced, l.mapped = 0, 0, nil
 	switch {
 	case flags == 0:
 		return nil
 	case flags&^flagSenderWaits != flagDirect:
-		return fmt.Errorf("%w: unknown flags %#02x", netio.ErrBadFrame, flags)
+		return fmt.Errorf("%w: unknown flags %#02x", wire.ErrBadFrame, flags)
 	case l.pid == 0 || h.Len == 0:
 		// The peer was never told that this side reads in place.
-		return fmt.Errorf("%w: a direct payload of %d bytes that this side did not agree to", netio.ErrBadFrame, h.Len)
+		return fmt.Errorf("%w: a direct payload of %d bytes that this side did not agree to", wire.ErrBadFrame, h.Len)
 	}
-	ref := l.hdrIn[netio.HeaderSize:]
+	ref := l.hdrIn[wire.HeaderSize:]
 	if err := l.rx.Read(ctx, ref); err != nil {
 		return err
 	}
@@ -204,13 +204,13 @@ func (l *Link) readRef(ctx context.Context, h *netio.Header, flags uint8) error 
 	}
 	switch {
 	case addr == 0:
-		return fmt.Errorf("%w: a direct payload at address 0", netio.ErrBadFrame)
+		return fmt.Errorf("%w: a direct payload at address 0", wire.ErrBadFrame)
 	case n > uint64(h.Len):
-		return fmt.Errorf("%w: %d bytes of a %d-byte direct payload spliced", netio.ErrBadFrame, n, h.Len)
+		return fmt.Errorf("%w: %d bytes of a %d-byte direct payload spliced", wire.ErrBadFrame, n, h.Len)
 	case n > 0 && l.pipes.in < 0:
-		return fmt.Errorf("%w: %d bytes spliced into a pipe this link does not have", netio.ErrBadFrame, n)
+		return fmt.Errorf("%w: %d bytes spliced into a pipe this link does not have", wire.ErrBadFrame, n)
 	case n > 0 && region.Inode != 0:
-		return fmt.Errorf("%w: a payload in a shared region, %d bytes of it spliced", netio.ErrBadFrame, n)
+		return fmt.Errorf("%w: a payload in a shared region, %d bytes of it spliced", wire.ErrBadFrame, n)
 	}
 	l.remote, l.spliced = addr, int(n)
 	if region.Inode != 0 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/shm"
 )
 
@@ -30,7 +30,7 @@ func TestDirectInProcess(t *testing.T) {
 		t.Fatalf("reads direct: listener %v, dialer %v", l.ReadsDirect(), d.ReadsDirect())
 	}
 	small := patterned(DirectMin-1, 1)
-	h := netio.Header{Len: uint32(len(small))}
+	h := wire.Header{Len: uint32(len(small))}
 	if posted, err := d.TryPost(ctx, &h, small, false); posted || err != nil {
 		t.Fatalf("TryPost of %d bytes: posted %v, %v", len(small), posted, err)
 	}
@@ -38,7 +38,7 @@ func TestDirectInProcess(t *testing.T) {
 	sizes := []int{DirectMin, DirectMin + 1, 1<<20 + 3, 3*directPiece + 5}
 	for i, n := range sizes {
 		p := patterned(n, byte(i))
-		h := netio.Header{Seq: uint64(i), Len: uint32(n)}
+		h := wire.Header{Seq: uint64(i), Len: uint32(n)}
 		if posted, err := d.TryPost(ctx, &h, p, false); !posted || err != nil {
 			t.Fatalf("TryPost of %d bytes: posted %v, %v", n, posted, err)
 		}
@@ -49,7 +49,7 @@ func TestDirectInProcess(t *testing.T) {
 			t.Fatalf("WaitPosted returned before the receiver read (%v)", err)
 		case <-time.After(50 * time.Millisecond):
 		}
-		var got netio.Header
+		var got wire.Header
 		if err := l.RecvHeader(ctx, &got); err != nil || got != h {
 			t.Fatalf("header %+v, %v; want %+v", got, err, h)
 		}
@@ -78,7 +78,7 @@ func TestDirectInProcess(t *testing.T) {
 		}
 	}
 	// The ring goes on working around the posted frames.
-	h = netio.Header{Seq: 9, Len: 5}
+	h = wire.Header{Seq: 9, Len: 5}
 	if err := d.Send(ctx, &h, []byte("after")); err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +87,8 @@ func TestDirectInProcess(t *testing.T) {
 	}
 }
 
-func recvOne(ctx context.Context, l *Link) (netio.Header, []byte, error) {
-	var h netio.Header
+func recvOne(ctx context.Context, l *Link) (wire.Header, []byte, error) {
+	var h wire.Header
 	if err := l.RecvHeader(ctx, &h); err != nil {
 		return h, nil, err
 	}
@@ -105,7 +105,7 @@ func TestNoDirect(t *testing.T) {
 		t.Fatalf("reads direct: listener %v, dialer %v", l.ReadsDirect(), d.ReadsDirect())
 	}
 	p := make([]byte, 1<<20)
-	h := netio.Header{Len: uint32(len(p))}
+	h := wire.Header{Len: uint32(len(p))}
 	for _, s := range []*Link{l, d} {
 		if posted, err := s.TryPost(ctx, &h, p, false); posted || err != nil {
 			t.Fatalf("TryPost: posted %v, %v", posted, err)
@@ -123,7 +123,7 @@ func TestDirectTwoProcesses(t *testing.T) {
 	}
 	for i, n := range []int{100, DirectMin, 4<<20 + 1} {
 		p := patterned(n, byte(i))
-		h := netio.Header{Seq: uint64(i), Len: uint32(n)}
+		h := wire.Header{Seq: uint64(i), Len: uint32(n)}
 		posted, err := link.TryPost(ctx, &h, p, false)
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +155,7 @@ func TestDirectTwoProcesses(t *testing.T) {
 	}
 	for i := 0; i < 20 && written.Load() == 0; i++ {
 		p := patterned(4<<20, byte(i))
-		h := netio.Header{Seq: uint64(10 + i), Len: uint32(len(p))}
+		h := wire.Header{Seq: uint64(10 + i), Len: uint32(len(p))}
 		if posted, err := link.TryPost(ctx, &h, p, true); !posted || err != nil {
 			t.Fatalf("TryPost: posted %v, %v", posted, err)
 		}
@@ -194,14 +194,14 @@ func TestDirectFromRegion(t *testing.T) {
 	for i, n := range []int{DirectMin, DirectMin + 3, 3*directPiece + 5, 4<<20 + 1} {
 		p := region.Bytes()[1000 : 1000+n]
 		copy(p, patterned(n, byte(i)))
-		h := netio.Header{Seq: uint64(i), Len: uint32(n)}
+		h := wire.Header{Seq: uint64(i), Len: uint32(n)}
 		if posted, err := link.TryPost(ctx, &h, p, false); !posted || err != nil {
 			t.Fatalf("TryPost of %d bytes: posted %v, %v", n, posted, err)
 		}
 		if err := link.WaitPosted(ctx); err != nil {
 			t.Fatal(err)
 		}
-		var got netio.Header
+		var got wire.Header
 		if err := link.RecvHeader(ctx, &got); err != nil || got != h {
 			t.Fatalf("echo header %+v, %v; want %+v", got, err, h)
 		}
@@ -236,7 +236,7 @@ func TestDirectReaderKilled(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	link, c := childLink(t, ctx, "idle-dialer")
 	p := patterned(1<<20, 0)
-	h := netio.Header{Len: uint32(len(p))}
+	h := wire.Header{Len: uint32(len(p))}
 	if posted, err := link.TryPost(ctx, &h, p, false); !posted || err != nil {
 		t.Fatalf("TryPost: posted %v, %v", posted, err)
 	}
@@ -264,7 +264,7 @@ func TestSharedRead(t *testing.T) {
 		t.Helper()
 		seq++
 		p := patterned(n, byte(seq))
-		h := netio.Header{Seq: uint64(seq), Len: uint32(n)}
+		h := wire.Header{Seq: uint64(seq), Len: uint32(n)}
 		if posted, err := d.TryPost(ctx, &h, p, thenWaits); !posted || err != nil {
 			t.Fatalf("TryPost of %d bytes: posted %v, %v", n, posted, err)
 		}

@@ -25,7 +25,7 @@
 // are rate-limited (internal/ratelog).
 //
 // Both sides authenticate the unix connection with the job key
-// (netio.Handshake, purpose netio.PurposeShm). The dialer then creates one
+// (wire.Handshake, purpose wire.PurposeShm). The dialer then creates one
 // segment holding both rings, passes its descriptor over the connection
 // (SCM_RIGHTS) and waits for the listener's acknowledgement. The segment's
 // name was removed the moment it was created, so nothing is left in
@@ -36,7 +36,7 @@
 //
 // # Frames
 //
-// A frame is a netio.Header (netio.HeaderSize bytes, netio encoding)
+// A frame is a wire.Header (wire.HeaderSize bytes, wire encoding)
 // followed by h.Len payload bytes, written through the ring. A payload
 // larger than the ring streams through it in pieces, so the ring size
 // bounds memory, not message size. A small frame goes in with a single

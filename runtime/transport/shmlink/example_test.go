@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
 )
 
@@ -16,7 +16,7 @@ import (
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	key, _ := netio.NewKey()
+	key, _ := wire.NewKey()
 	job := fmt.Sprintf("example-%d", time.Now().UnixNano())
 
 	ln, err := shmlink.Listen(job, 0, key, nil)
@@ -34,7 +34,7 @@ func Example() {
 		}
 		defer l.Close()
 		msg := []byte("hello over shared memory")
-		h := netio.Header{Seq: 1, Src: 1, Len: uint32(len(msg))}
+		h := wire.Header{Seq: 1, Src: 1, Len: uint32(len(msg))}
 		if err := l.Send(ctx, &h, msg); err != nil {
 			fmt.Println(err)
 		}
@@ -46,7 +46,7 @@ func Example() {
 		return
 	}
 	defer link.Close()
-	var h netio.Header
+	var h wire.Header
 	if err := link.RecvHeader(ctx, &h); err != nil {
 		fmt.Println(err)
 		return

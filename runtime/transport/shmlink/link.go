@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hcclrun/hcclrun/internal/cpu"
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/shm"
 )
@@ -53,14 +53,14 @@ type Link struct {
 	watchDone chan struct{}
 
 	// Sender state, owned by the one sending goroutine.
-	hdrOut  [netio.HeaderSize + directRefSize]byte // a header, and the reference of a direct payload
-	posted  uint64                                 // direct payloads handed over, for AwaitAcks
-	unacked [][]byte                               // those handed over since WaitPosted last returned, which the peer may ask this side to write (share.go)
-	writer  shm.ShareWriter                        // l.writeShare, made once; nil when this side cannot write the peer's memory
-	sendErr error                                  // sticky: a failed Send may have left half a frame
+	hdrOut  [wire.HeaderSize + directRefSize]byte // a header, and the reference of a direct payload
+	posted  uint64                                // direct payloads handed over, for AwaitAcks
+	unacked [][]byte                              // those handed over since WaitPosted last returned, which the peer may ask this side to write (share.go)
+	writer  shm.ShareWriter                       // l.writeShare, made once; nil when this side cannot write the peer's memory
+	sendErr error                                 // sticky: a failed Send may have left half a frame
 
 	// Receiver state, owned by the one receiving goroutine.
-	hdrIn       [netio.HeaderSize + directRefSize]byte
+	hdrIn       [wire.HeaderSize + directRefSize]byte
 	pending     int              // payload bytes of the last header still unread
 	inFrame     bool             // a header was read and its payload not yet consumed
 	boxed       []byte           // the last frame's payload when it came in a fast box (until consumed)
@@ -128,7 +128,7 @@ func (l *Link) recvFail(err error) error {
 // receiver may not have read it yet), so p may be reused. After an error
 // the link cannot send any more. (TryPost hands a payload over in place
 // instead.)
-func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
+func (l *Link) Send(ctx context.Context, h *wire.Header, p []byte) error {
 	if int(h.Len) != len(p) {
 		return l.sendFail(fmt.Errorf("header says %d payload bytes, got %d", h.Len, len(p)))
 	}
@@ -161,8 +161,8 @@ func (l *Link) sent(err error) error {
 
 // TrySend sends the frame h, p when a fast box or the ring has room for all
 // of it now, and reports whether it did (see transport.TrySender).
-func (l *Link) TrySend(ctx context.Context, h *netio.Header, p []byte) (bool, error) {
-	n := netio.HeaderSize + len(p)
+func (l *Link) TrySend(ctx context.Context, h *wire.Header, p []byte) (bool, error) {
+	n := wire.HeaderSize + len(p)
 	room := !l.closed.Load() && (l.tx.FastSlot(n) != nil || l.tx.HasRoom(n))
 	if !room {
 		return false, nil
@@ -175,15 +175,15 @@ func (l *Link) TrySend(ctx context.Context, h *netio.Header, p []byte) (bool, er
 // send writes the frame into a fast box when it fits one and one is free
 // (shm's fastbox.go: the receiver learns of it and fetches it in one
 // transfer), else into the ring.
-func (l *Link) send(ctx context.Context, h *netio.Header, p []byte) error {
-	n := netio.HeaderSize + len(p)
+func (l *Link) send(ctx context.Context, h *wire.Header, p []byte) error {
+	n := wire.HeaderSize + len(p)
 	if box := l.tx.FastSlot(n); box != nil {
 		h.Encode(box)
-		copy(box[netio.HeaderSize:], p)
+		copy(box[wire.HeaderSize:], p)
 		l.tx.CommitFast(n)
 		return nil
 	}
-	hdr := l.hdrOut[:netio.HeaderSize]
+	hdr := l.hdrOut[:wire.HeaderSize]
 	h.Encode(hdr)
 	if n <= smallFrame {
 		b, err := l.tx.Reserve(ctx, n)
@@ -208,7 +208,7 @@ func (l *Link) send(ctx context.Context, h *netio.Header, p []byte) error {
 
 // RecvHeader reads the next frame's header into h. The payload of the
 // previous frame must have been consumed.
-func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
+func (l *Link) RecvHeader(ctx context.Context, h *wire.Header) error {
 	if err := l.recvReady(); err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
 			return l.recvBroken(err)
 		}
 	}
-	hdr := l.hdrIn[:netio.HeaderSize]
+	hdr := l.hdrIn[:wire.HeaderSize]
 	if err := l.rx.Read(ctx, hdr); err != nil {
 		return l.recvBroken(err)
 	}
@@ -247,19 +247,19 @@ func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
 // recvBoxed takes the header of a frame that came in a fast box; its
 // payload stays in the box until it is consumed, and an empty one frees the
 // box at once.
-func (l *Link) recvBoxed(h *netio.Header, box []byte) error {
+func (l *Link) recvBoxed(h *wire.Header, box []byte) error {
 	if err := h.Decode(box); err != nil {
 		return l.recvBroken(err) // flags too: a fast box never holds a direct payload
 	}
-	if payload := box[netio.HeaderSize:]; int(h.Len) != len(payload) {
-		return l.recvBroken(fmt.Errorf("%w: a fast box of %d payload bytes whose header says %d", netio.ErrBadFrame, len(payload), h.Len))
+	if payload := box[wire.HeaderSize:]; int(h.Len) != len(payload) {
+		return l.recvBroken(fmt.Errorf("%w: a fast box of %d payload bytes whose header says %d", wire.ErrBadFrame, len(payload), h.Len))
 	}
 	l.remote, l.pending, l.inFrame = 0, int(h.Len), true
 	if h.Len == 0 {
 		l.rx.ReleaseFast()
 		return nil
 	}
-	l.boxed = box[netio.HeaderSize:]
+	l.boxed = box[wire.HeaderSize:]
 	return nil
 }
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/internal/syncbuf"
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/linktest"
 	"github.com/hcclrun/hcclrun/shm"
@@ -144,27 +144,27 @@ func TestConformance(t *testing.T) {
 }
 
 // TestStreamOutOfStep: bytes that are not a frame header (a bug on the
-// sending side) fail RecvHeader with netio.ErrBadFrame, for good: nothing
+// sending side) fail RecvHeader with wire.ErrBadFrame, for good: nothing
 // after them can be trusted.
 func TestStreamOutOfStep(t *testing.T) {
 	ctx := testCtx(t, 10*time.Second)
 	rx, tx := pair(t, 4096)
-	if err := tx.tx.Write(ctx, make([]byte, netio.HeaderSize)); err != nil {
+	if err := tx.tx.Write(ctx, make([]byte, wire.HeaderSize)); err != nil {
 		t.Fatal(err)
 	}
-	var h netio.Header
+	var h wire.Header
 	err := rx.RecvHeader(ctx, &h)
-	if !errors.Is(err, netio.ErrBadFrame) {
-		t.Fatalf("err = %v, want netio.ErrBadFrame", err)
+	if !errors.Is(err, wire.ErrBadFrame) {
+		t.Fatalf("err = %v, want wire.ErrBadFrame", err)
 	}
 	if !strings.Contains(err.Error(), "rank 0 recv from rank 1") {
 		t.Errorf("err = %v does not name both ranks", err)
 	}
-	good := netio.Header{Seq: 7}
+	good := wire.Header{Seq: 7}
 	if err := tx.Send(ctx, &good, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := rx.RecvHeader(ctx, &h); !errors.Is(err, netio.ErrBadFrame) {
+	if err := rx.RecvHeader(ctx, &h); !errors.Is(err, wire.ErrBadFrame) {
 		t.Errorf("after a bad frame: %v, want the same error again", err)
 	}
 }
@@ -177,11 +177,11 @@ func TestRecvMisuse(t *testing.T) {
 	if err := rx.RecvPayload(ctx, nil); err == nil {
 		t.Error("RecvPayload before any header succeeded")
 	}
-	h := netio.Header{Seq: 1, Len: 3}
+	h := wire.Header{Seq: 1, Len: 3}
 	if err := tx.Send(ctx, &h, []byte{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
-	var got netio.Header
+	var got wire.Header
 	if err := rx.RecvHeader(ctx, &got); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hcclrun/hcclrun/internal/ratelog"
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/shm"
 )
 
@@ -198,8 +198,8 @@ func (l *Listener) serve(su *setup) (*Link, int, error) {
 	conn := su.conn
 	ctx, cancel := context.WithTimeout(l.ctx, setupTimeout)
 	defer cancel()
-	me := netio.Hello{Purpose: netio.PurposeShm, Rank: uint32(l.rank)}
-	them, err := netio.Handshake(ctx, conn, l.key, netio.RoleServer, me)
+	me := wire.Hello{Purpose: wire.PurposeShm, Rank: uint32(l.rank)}
+	them, err := wire.Handshake(ctx, conn, l.key, wire.RoleServer, me)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -208,11 +208,11 @@ func (l *Listener) serve(su *setup) (*Link, int, error) {
 	if !l.setups.settle(su) {
 		return nil, 0, errors.New("evicted")
 	}
-	if them.Purpose != netio.PurposeShm {
+	if them.Purpose != wire.PurposeShm {
 		return nil, 0, fmt.Errorf("connection for %v, not shm", them.Purpose)
 	}
 	peer := int(them.Rank)
-	if peer == l.rank || them.Rank == netio.LauncherRank {
+	if peer == l.rank || them.Rank == wire.LauncherRank {
 		return nil, 0, fmt.Errorf("dialer claims rank %d", peer)
 	}
 	stop := deadlineFrom(ctx, conn)

@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
 	"golang.org/x/sys/unix"
+
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // Environment of a token-ring child (besides the job and key of
@@ -98,9 +99,9 @@ func runTokenRing() error {
 	}
 	before := cpu()
 	tok := make([]byte, 8)
-	var h netio.Header
+	var h wire.Header
 	pass := func(seq uint64) error {
-		h = netio.Header{Seq: seq, Src: uint32(rank), Len: 8}
+		h = wire.Header{Seq: seq, Src: uint32(rank), Len: 8}
 		return to.Send(ctx, &h, tok)
 	}
 	take := func() (uint64, error) {

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // foreignUID is the other user of these tests: nobody, present everywhere.
@@ -59,7 +59,7 @@ func runForeignProbe() error {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := netio.Handshake(ctx, c, key, netio.RoleClient, netio.Hello{Purpose: netio.PurposeShm, Rank: 1}); err != nil {
+	if _, err := wire.Handshake(ctx, c, key, wire.RoleClient, wire.Hello{Purpose: wire.PurposeShm, Rank: 1}); err != nil {
 		fmt.Printf("handshake error: %v\n", err)
 	} else {
 		fmt.Println("handshake ok")

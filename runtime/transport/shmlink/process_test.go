@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/shm"
 	"golang.org/x/sys/unix"
 )
@@ -105,7 +105,7 @@ func runChild(role string) error {
 		}
 	}
 	fmt.Println("ready")
-	var h netio.Header
+	var h wire.Header
 	switch role {
 	case "source":
 		// Send the frames the parent asks for on stdin ("<count> <size>").
@@ -119,7 +119,7 @@ func runChild(role string) error {
 			for i := range p {
 				p[i] = byte(i) // real pages, as a rank's buffers are
 			}
-			h := netio.Header{Len: uint32(size)}
+			h := wire.Header{Len: uint32(size)}
 			start := time.Now()
 			for i := 0; i < count; i++ {
 				if err := link.Send(ctx, &h, p); err != nil {
@@ -175,7 +175,7 @@ func runChild(role string) error {
 			}
 		}
 	case "wait-dialer", "wait-listener":
-		h := netio.Header{Seq: 1}
+		h := wire.Header{Seq: 1}
 		if err := link.Send(ctx, &h, nil); err != nil {
 			return err
 		}
@@ -361,7 +361,7 @@ func TestTwoProcesses(t *testing.T) {
 			for j := range p {
 				p[j] = byte(i + j)
 			}
-			h := netio.Header{Seq: uint64(i), Len: uint32(n)}
+			h := wire.Header{Seq: uint64(i), Len: uint32(n)}
 			if err := link.Send(ctx, &h, p); err != nil {
 				sent <- err
 				return
@@ -370,7 +370,7 @@ func TestTwoProcesses(t *testing.T) {
 		sent <- nil
 	}()
 	for i, n := range sizes {
-		var h netio.Header
+		var h wire.Header
 		if err := link.RecvHeader(ctx, &h); err != nil {
 			t.Fatalf("frame %d: %v", i, err)
 		}
@@ -427,7 +427,7 @@ func TestPeerKilled(t *testing.T) {
 			}
 			defer link.Close()
 			c.expect(t, "ready")
-			var h netio.Header
+			var h wire.Header
 			if err := link.RecvHeader(ctx, &h); err != nil || h.Seq != 1 {
 				t.Fatalf("first frame: %+v %v", h, err)
 			}
@@ -435,7 +435,7 @@ func TestPeerKilled(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.killDuring(t, "RecvHeader", func() error { return link.RecvHeader(ctx, &h) })
-			sendErr := link.Send(ctx, &netio.Header{Len: 4}, make([]byte, 4))
+			sendErr := link.Send(ctx, &wire.Header{Len: 4}, make([]byte, 4))
 			if !errors.Is(sendErr, shm.ErrPeerGone) {
 				t.Errorf("Send to a dead peer: %v", sendErr)
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/shm"
 )
 
@@ -209,8 +209,8 @@ func TestStrangersAreDropped(t *testing.T) {
 	garbage.Close()
 
 	_, err = Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: newKey(t), Self: 2, Peer: 0})
-	if !errors.Is(err, netio.ErrAuth) {
-		t.Errorf("dial with a wrong key: %v, want netio.ErrAuth", err)
+	if !errors.Is(err, wire.ErrAuth) {
+		t.Errorf("dial with a wrong key: %v, want wire.ErrAuth", err)
 	}
 
 	dc := make(chan error, 1)
@@ -419,7 +419,7 @@ func TestGivingUpIsQuiet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := netio.Handshake(ctx, c, key, netio.RoleClient, netio.Hello{Purpose: netio.PurposeShm, Rank: 1}); err != nil {
+	if _, err := wire.Handshake(ctx, c, key, wire.RoleClient, wire.Hello{Purpose: wire.PurposeShm, Rank: 1}); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // TestSplicedHeads: payloads posted one after another before the receiver
@@ -30,7 +30,7 @@ func TestSplicedHeads(t *testing.T) {
 		sent := make([][]byte, len(sizes))
 		for i, n := range sizes {
 			sent[i] = patterned(n, byte(i+1))
-			h := netio.Header{Seq: uint64(i), Len: uint32(n)}
+			h := wire.Header{Seq: uint64(i), Len: uint32(n)}
 			if posted, err := dir.from.TryPost(ctx, &h, sent[i], false); !posted || err != nil {
 				t.Fatalf("%s: TryPost of %d bytes: posted %v, %v", dir.name, n, posted, err)
 			}
@@ -41,7 +41,7 @@ func TestSplicedHeads(t *testing.T) {
 		}
 		var spliced []int
 		for i, n := range sizes {
-			var h netio.Header
+			var h wire.Header
 			if err := dir.to.RecvHeader(ctx, &h); err != nil || h.Seq != uint64(i) {
 				t.Fatalf("%s: header %+v, %v; want seq %d", dir.name, h, err, i)
 			}
@@ -94,7 +94,7 @@ func TestNoPipes(t *testing.T) {
 			t.Fatalf("%s: pipes %+v and %+v, want none", dir.name, dir.from.pipes, dir.to.pipes)
 		}
 		p := patterned(DirectMin+7, 5)
-		h := netio.Header{Len: uint32(len(p))}
+		h := wire.Header{Len: uint32(len(p))}
 		if posted, err := dir.from.TryPost(ctx, &h, p, false); !posted || err != nil {
 			t.Fatalf("%s: TryPost: posted %v, %v", dir.name, posted, err)
 		}
@@ -121,7 +121,7 @@ func TestSplicedShortPipe(t *testing.T) {
 	ctx := testCtx(t, 20*time.Second)
 	l, d := pair(t, 0)
 	p := patterned(DirectMin, 3)
-	h := netio.Header{Len: uint32(len(p))}
+	h := wire.Header{Len: uint32(len(p))}
 	if posted, err := d.TryPost(ctx, &h, p, false); !posted || err != nil {
 		t.Fatalf("TryPost: posted %v, %v", posted, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // A started send (transport.AsyncSender) is written by whoever gets to it
@@ -41,7 +41,7 @@ type asyncSend struct {
 	failed atomic.Bool // err is set; set under mu
 
 	ctx   context.Context // of StartSend, for the flusher's waits
-	h     netio.Header    // the transfer's header: Offset of p[0], Len(p)
+	h     wire.Header     // the transfer's header: Offset of p[0], Len(p)
 	p     []byte          // the transfer's payload
 	next  int             // offset in p of the next frame
 	fresh bool            // no frame of the send has been readied yet
@@ -66,7 +66,7 @@ var unfinished struct {
 // StartSend implements transport.AsyncSender: it writes h and p in frames
 // of frameBytes, as far as the socket takes them now, and leaves the rest
 // to the process's reads and the link's flusher (see asyncSend).
-func (l *Link) StartSend(ctx context.Context, h *netio.Header, p []byte) error {
+func (l *Link) StartSend(ctx context.Context, h *wire.Header, p []byte) error {
 	if int(h.Len) != len(p) {
 		return fmt.Errorf("tcplink: header says %d bytes, payload has %d", h.Len, len(p))
 	}
@@ -162,11 +162,11 @@ func (a *asyncSend) nextFrame(l *Link) bool {
 	h.Len = uint32(n)
 	h.Encode(l.sendHdr[:])
 	if n <= smallFrame {
-		m := copy(l.sendHdr[netio.HeaderSize:], a.p[a.next:a.next+n])
-		a.vec = [2][]byte{l.sendHdr[:netio.HeaderSize+m]}
+		m := copy(l.sendHdr[wire.HeaderSize:], a.p[a.next:a.next+n])
+		a.vec = [2][]byte{l.sendHdr[:wire.HeaderSize+m]}
 		a.bufs = a.vec[:1]
 	} else {
-		a.vec = [2][]byte{l.sendHdr[:netio.HeaderSize], a.p[a.next : a.next+n]}
+		a.vec = [2][]byte{l.sendHdr[:wire.HeaderSize], a.p[a.next : a.next+n]}
 		a.bufs = a.vec[:]
 	}
 	a.next += n

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // loopbackPair returns two links over a loopback TCP connection whose
@@ -31,11 +31,11 @@ func loopbackPair(t *testing.T, peerA, peerB int) (a, b *Link) {
 
 // recvTransfer reads frames from l until n payload bytes of the transfer
 // with header want have arrived, checking each frame's header.
-func recvTransfer(ctx context.Context, l *Link, want netio.Header, n int) ([]byte, int, error) {
+func recvTransfer(ctx context.Context, l *Link, want wire.Header, n int) ([]byte, int, error) {
 	got := make([]byte, n)
 	frames := 0
 	for off := 0; off < n || frames == 0; frames++ {
-		var h netio.Header
+		var h wire.Header
 		if err := l.RecvHeader(ctx, &h); err != nil {
 			return nil, frames, err
 		}
@@ -85,13 +85,13 @@ func TestStartSendRing(t *testing.T) {
 			for r := range ranks {
 				go func() {
 					src := payload(n, r)
-					h := netio.Header{Seq: 9, Src: uint32(r), Step: 1, Len: n}
+					h := wire.Header{Seq: 9, Src: uint32(r), Step: 1, Len: n}
 					if err := right[r].StartSend(ctx, &h, src); err != nil {
 						errs <- fmt.Errorf("rank %d: start: %w", r, err)
 						return
 					}
 					from := (r + ranks - 1) % ranks
-					want := netio.Header{Seq: 9, Src: uint32(from), Step: 1}
+					want := wire.Header{Seq: 9, Src: uint32(from), Step: 1}
 					got, frames, err := recvTransfer(ctx, left[r], want, n)
 					if err != nil {
 						errs <- fmt.Errorf("rank %d: receive: %w", r, err)
@@ -127,12 +127,12 @@ func TestStartSendFrames(t *testing.T) {
 	defer cancel()
 	for _, n := range []int{0, 1, smallFrame, smallFrame + 1, frameBytes, 2*frameBytes + 3} {
 		src := payload(n, n)
-		h := netio.Header{Seq: 3, Step: uint32(n), Offset: 0, Len: uint32(n)}
+		h := wire.Header{Seq: 3, Step: uint32(n), Offset: 0, Len: uint32(n)}
 		if err := a.StartSend(ctx, &h, src); err != nil {
 			t.Fatal(err)
 		}
 		tail := []byte("after")
-		th := netio.Header{Seq: 4, Len: uint32(len(tail))}
+		th := wire.Header{Seq: 4, Len: uint32(len(tail))}
 		sent := make(chan error, 1)
 		go func() { sent <- a.Send(ctx, &th, tail) }()
 		got, _, err := recvTransfer(ctx, b, h, n)
@@ -142,7 +142,7 @@ func TestStartSendFrames(t *testing.T) {
 		if !bytes.Equal(got, src) {
 			t.Fatalf("%d bytes: wrong bytes", n)
 		}
-		tailGot, _, err := recvTransfer(ctx, b, netio.Header{Seq: 4}, len(tail))
+		tailGot, _, err := recvTransfer(ctx, b, wire.Header{Seq: 4}, len(tail))
 		if err != nil || string(tailGot) != "after" {
 			t.Fatalf("%d bytes: the frame sent after: %q, %v", n, tailGot, err)
 		}
@@ -162,7 +162,7 @@ func TestStartSendClosed(t *testing.T) {
 	a, _ := loopbackPair(t, 0, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h := netio.Header{Len: 4 << 20}
+	h := wire.Header{Len: 4 << 20}
 	if err := a.StartSend(ctx, &h, payload(4<<20, 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestStartSendClosed(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("WaitPosted did not return after Close")
 	}
-	if err := a.StartSend(ctx, &netio.Header{}, nil); err == nil {
+	if err := a.StartSend(ctx, &wire.Header{}, nil); err == nil {
 		t.Fatal("StartSend on a closed link succeeded")
 	}
 }

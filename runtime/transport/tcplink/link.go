@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // readBufferBytes sizes the buffered reader: big enough to hold many small
@@ -36,11 +36,11 @@ type Link struct {
 	poll *pollConn // conn, when it spins before it parks (poll.go)
 	peer int
 
-	sendHdr [netio.HeaderSize + smallFrame]byte
+	sendHdr [wire.HeaderSize + smallFrame]byte
 	vec     [2][]byte
 	bufs    net.Buffers
 	r       *bufio.Reader
-	recvHdr [netio.HeaderSize]byte
+	recvHdr [wire.HeaderSize]byte
 	pending int // payload bytes of the last header read, not yet received
 
 	async asyncSend
@@ -60,7 +60,7 @@ func New(conn net.Conn, peer int) *Link {
 }
 
 // Send transmits h and p.
-func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
+func (l *Link) Send(ctx context.Context, h *wire.Header, p []byte) error {
 	if int(h.Len) != len(p) {
 		return fmt.Errorf("tcplink: header says %d bytes, payload has %d", h.Len, len(p))
 	}
@@ -77,12 +77,12 @@ func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
 	h.Encode(l.sendHdr[:])
 	var err error
 	if len(p) <= smallFrame {
-		n := copy(l.sendHdr[netio.HeaderSize:], p)
-		_, err = l.conn.Write(l.sendHdr[:netio.HeaderSize+n])
+		n := copy(l.sendHdr[wire.HeaderSize:], p)
+		_, err = l.conn.Write(l.sendHdr[:wire.HeaderSize+n])
 	} else {
 		// WriteTo consumes the slice it is called on; rebuilding it from a
 		// fixed array each time keeps writev free of allocations.
-		l.vec = [2][]byte{l.sendHdr[:netio.HeaderSize], p}
+		l.vec = [2][]byte{l.sendHdr[:wire.HeaderSize], p}
 		if l.poll != nil {
 			_, err = l.poll.writev(l.vec[:])
 		} else {
@@ -95,7 +95,7 @@ func (l *Link) Send(ctx context.Context, h *netio.Header, p []byte) error {
 }
 
 // RecvHeader reads the next frame header.
-func (l *Link) RecvHeader(ctx context.Context, h *netio.Header) error {
+func (l *Link) RecvHeader(ctx context.Context, h *wire.Header) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

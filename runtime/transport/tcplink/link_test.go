@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 	"github.com/hcclrun/hcclrun/runtime/transport/linktest"
@@ -17,11 +18,11 @@ import (
 func tcpPair() linktest.NewPair {
 	return func(t *testing.T) (transport.Link, transport.Link) {
 		t.Helper()
-		key, err := netio.NewKey()
+		key, err := wire.NewKey()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ln, err := netio.Listen("127.0.0.1:0", key, netio.Hello{Purpose: netio.PurposeData, Rank: 0}, nil)
+		ln, err := netio.Listen("127.0.0.1:0", key, wire.Hello{Purpose: wire.PurposeData, Rank: 0}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +38,7 @@ func tcpPair() linktest.NewPair {
 			c, _, err := ln.Accept()
 			ch <- accepted{c, err}
 		}()
-		dc, _, err := netio.Dial(ctx, ln.Addr().String(), key, netio.Hello{Purpose: netio.PurposeData, Rank: 1})
+		dc, _, err := netio.Dial(ctx, ln.Addr().String(), key, wire.Hello{Purpose: wire.PurposeData, Rank: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

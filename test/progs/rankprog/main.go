@@ -41,7 +41,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
+	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio/control"
 )
 
@@ -51,7 +51,7 @@ var rank = os.Getenv("HCCL_RANK")
 var client *control.Client
 
 func join() {
-	key, err := netio.ParseKey(os.Getenv("HCCL_JOB_KEY"))
+	key, err := wire.ParseKey(os.Getenv("HCCL_JOB_KEY"))
 	if err != nil {
 		fail("join: %v", err)
 	}

@@ -1,4 +1,4 @@
-package netio
+package wire
 
 import (
 	"crypto/rand"
@@ -11,10 +11,10 @@ import (
 // KeySize is the length in bytes of a job key made by NewKey.
 const KeySize = 32
 
-// minKeySize is the shortest key Handshake accepts: anything shorter is a
+// MinKeySize is the shortest key Handshake accepts: anything shorter is a
 // configuration mistake (an empty HCCL_JOB_KEY would make the MAC a public
 // function), not a key.
-const minKeySize = 16
+const MinKeySize = 16
 
 // Key is a per-job secret. It is a byte slice, so it can be passed wherever
 // a []byte key is asked for, but it formats as "[redacted]" under every fmt
@@ -38,7 +38,7 @@ func (Key) LogValue() slog.Value { return slog.StringValue("[redacted]") }
 func NewKey() (Key, error) {
 	k := make(Key, KeySize)
 	if _, err := rand.Read(k); err != nil {
-		return nil, fmt.Errorf("netio: new job key: %w", err)
+		return nil, fmt.Errorf("wire: new job key: %w", err)
 	}
 	return k, nil
 }
@@ -49,7 +49,7 @@ func NewKey() (Key, error) {
 func EncodeKey(k []byte) string { return hex.EncodeToString(k) }
 
 // ErrBadKey reports a job key that is not KeySize bytes of hex.
-var ErrBadKey = errors.New("netio: bad job key")
+var ErrBadKey = errors.New("wire: bad job key")
 
 // ParseKey decodes the hex text of a job key (as EncodeKey writes it). It
 // requires exactly KeySize bytes. The error never quotes the text, since a

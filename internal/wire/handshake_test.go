@@ -1,4 +1,4 @@
-package netio
+package wire
 
 import (
 	"bytes"
@@ -261,7 +261,7 @@ func TestHandshakeCancel(t *testing.T) {
 
 func TestHandshakeShortKey(t *testing.T) {
 	c, _ := connPair(t, "pipe")
-	for _, k := range [][]byte{nil, make([]byte, minKeySize-1)} {
+	for _, k := range [][]byte{nil, make([]byte, MinKeySize-1)} {
 		if _, err := Handshake(testCtx(t, time.Second), c, k, RoleClient, Hello{}); err == nil {
 			t.Fatalf("key of %d bytes accepted", len(k))
 		}

@@ -1,4 +1,4 @@
-package netio
+package wire
 
 import (
 	"context"
@@ -85,18 +85,18 @@ var aLongTimeAgo = time.Unix(1, 0)
 // sooner, and cancelling ctx aborts it. On error the caller should close
 // conn; Handshake does not.
 func Handshake(ctx context.Context, conn net.Conn, key []byte, role Role, me Hello) (peer Hello, err error) {
-	if len(key) < minKeySize {
-		return Hello{}, fmt.Errorf("netio: handshake: job key of %d bytes, want at least %d", len(key), minKeySize)
+	if len(key) < MinKeySize {
+		return Hello{}, fmt.Errorf("wire: handshake: job key of %d bytes, want at least %d", len(key), MinKeySize)
 	}
 	if role != RoleClient && role != RoleServer {
-		return Hello{}, fmt.Errorf("netio: handshake: invalid %v", role)
+		return Hello{}, fmt.Errorf("wire: handshake: invalid %v", role)
 	}
 	deadline := time.Now().Add(DefaultHandshakeTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	if err := conn.SetDeadline(deadline); err != nil {
-		return Hello{}, fmt.Errorf("netio: handshake with %v: %w", conn.RemoteAddr(), err)
+		return Hello{}, fmt.Errorf("wire: handshake with %v: %w", conn.RemoteAddr(), err)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(aLongTimeAgo) })
 	if role == RoleClient {
@@ -115,10 +115,10 @@ func Handshake(ctx context.Context, conn net.Conn, key []byte, role Role, me Hel
 		}
 	}
 	if err != nil {
-		return Hello{}, fmt.Errorf("netio: handshake (%v) with %v: %w", role, conn.RemoteAddr(), err)
+		return Hello{}, fmt.Errorf("wire: handshake (%v) with %v: %w", role, conn.RemoteAddr(), err)
 	}
 	if err := conn.SetDeadline(time.Time{}); err != nil {
-		return Hello{}, fmt.Errorf("netio: handshake with %v: %w", conn.RemoteAddr(), err)
+		return Hello{}, fmt.Errorf("wire: handshake with %v: %w", conn.RemoteAddr(), err)
 	}
 	return peer, nil
 }

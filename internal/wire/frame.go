@@ -1,4 +1,4 @@
-package netio
+package wire
 
 import (
 	"encoding/binary"
@@ -14,7 +14,7 @@ const HeaderSize = 48
 const frameMagic uint32 = 0x31464348 // "HCF1" little endian
 
 // Call describes the collective call a frame belongs to, as the sender sees
-// it. netio does not interpret the numbers; the runtime gives them meaning
+// it. This package does not interpret the numbers; the runtime gives them meaning
 // and compares its own Call with the sender's to detect mismatched calls.
 type Call struct {
 	Coll  uint8  // collective kind
@@ -37,7 +37,7 @@ type Header struct {
 }
 
 // ErrBadFrame reports bytes that do not decode as a frame header.
-var ErrBadFrame = errors.New("netio: bad frame header")
+var ErrBadFrame = errors.New("wire: bad frame header")
 
 // Encode writes h into b, which must hold at least HeaderSize bytes.
 func (h *Header) Encode(b []byte) {
