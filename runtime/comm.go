@@ -41,7 +41,7 @@ type controlPlane interface {
 // at a time.
 type Comm struct {
 	job   Job
-	knobs Knobs
+	knobs tunables
 	log   *slog.Logger
 	ctl   controlPlane
 	links *linkManager
@@ -163,10 +163,10 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	return c, nil
 }
 
-func resolve(s *settings) (Job, Knobs, error) {
+func resolve(s *settings) (Job, tunables, error) {
 	knobs, err := knobsFromEnv(osGetenv)
 	if err != nil {
-		return Job{}, Knobs{}, err
+		return Job{}, tunables{}, err
 	}
 	for _, edit := range s.edits {
 		edit(&knobs)
@@ -175,13 +175,13 @@ func resolve(s *settings) (Job, Knobs, error) {
 	if s.job != nil {
 		job = *s.job
 		if job.Size < 1 || job.Rank < 0 || job.Rank >= job.Size {
-			return Job{}, Knobs{}, fmt.Errorf("rank %d of %d", job.Rank, job.Size)
+			return Job{}, tunables{}, fmt.Errorf("rank %d of %d", job.Rank, job.Size)
 		}
 		if job.LocalSize == 0 {
 			job.LocalRank, job.LocalSize = job.Rank, job.Size
 		}
 	} else if job, err = jobFromEnv(osGetenv); err != nil {
-		return Job{}, Knobs{}, err
+		return Job{}, tunables{}, err
 	}
 	return job, knobs, nil
 }
@@ -192,7 +192,7 @@ func resolve(s *settings) (Job, Knobs, error) {
 // launcher: the launcher reaches every rank, so that network is the job's
 // (and a job on one host gets loopback). Connecting a UDP socket sends
 // nothing.
-func dataIP(job Job, knobs Knobs, log *slog.Logger) (string, error) {
+func dataIP(job Job, knobs tunables, log *slog.Logger) (string, error) {
 	if knobs.SocketIfname != "" {
 		spec, err := netio.ParseIfSpec(knobs.SocketIfname)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // The data links' TCP congestion control (HCCL_SOCKET_CONGESTION, see
-// Knobs.SocketCongestion): both ends of a link set it on their socket, as
+// tunables.SocketCongestion): both ends of a link set it on their socket, as
 // each end's governs what it sends.
 
 // congestionFor returns the congestion control the data links use, ""
@@ -17,7 +17,7 @@ import (
 // first, so that a kernel that refuses it (not built, or not allowed to
 // this user) fails Init with the variable's name when the user chose it,
 // and is passed over with a warning when it is the default.
-func congestionFor(k Knobs, log *slog.Logger) (string, error) {
+func congestionFor(k tunables, log *slog.Logger) (string, error) {
 	name := k.SocketCongestion
 	if name == "" {
 		return "", nil

@@ -36,13 +36,13 @@ func TestSocketCongestionKnob(t *testing.T) {
 // when the user chose it and is passed over when it is the default; one it
 // has reaches the data links' sockets.
 func TestCongestionFor(t *testing.T) {
-	if _, err := congestionFor(Knobs{SocketCongestion: "no_such_cc", SocketCongestionSet: true}, discard); err == nil || !strings.Contains(err.Error(), "HCCL_SOCKET_CONGESTION=no_such_cc") {
+	if _, err := congestionFor(tunables{SocketCongestion: "no_such_cc", SocketCongestionSet: true}, discard); err == nil || !strings.Contains(err.Error(), "HCCL_SOCKET_CONGESTION=no_such_cc") {
 		t.Errorf("chosen and refused: %v, want an error naming the variable", err)
 	}
-	if got, err := congestionFor(Knobs{SocketCongestion: "no_such_cc"}, discard); got != "" || err != nil {
+	if got, err := congestionFor(tunables{SocketCongestion: "no_such_cc"}, discard); got != "" || err != nil {
 		t.Errorf("default and refused: %q, %v; want the kernel's, no error", got, err)
 	}
-	got, err := congestionFor(Knobs{SocketCongestion: "reno", SocketCongestionSet: true}, discard)
+	got, err := congestionFor(tunables{SocketCongestion: "reno", SocketCongestionSet: true}, discard)
 	if got != "reno" || err != nil {
 		t.Fatalf("reno: %q, %v", got, err)
 	}

@@ -31,8 +31,9 @@ type Job struct {
 	RanksPerServer int
 }
 
-// Knobs are the runtime's tunables (HCCL_ALGO, HCCL_BUFFSIZE, ...).
-type Knobs struct {
+// tunables are the runtime's knobs: HCCL_ALGO, HCCL_BUFFSIZE, ... and the
+// options that override them.
+type tunables struct {
 	Algo         string // HCCL_ALGO, e.g. "ring" or "allreduce:rhd;allgather:pat"
 	TuningFile   string // HCCL_TUNING_FILE: cost-model constants (see selector.ParseTuning)
 	Debug        string // HCCL_DEBUG: WARN, INFO or TRACE
@@ -151,7 +152,7 @@ func (m directMode) posts(coll plan.Coll) bool {
 }
 
 // shmDirect is the mode in force: HCCL_SHM_DIRECT_DISABLE=1 wins.
-func (k Knobs) shmDirect() directMode {
+func (k tunables) shmDirect() directMode {
 	if k.ShmDirectDisable {
 		return directNone
 	}
@@ -231,8 +232,8 @@ func zeroOrOne[T any](getenv func(string) string, name string, dst *T, ifZero, i
 }
 
 // knobsFromEnv reads the runtime's tunables.
-func knobsFromEnv(getenv func(string) string) (Knobs, error) {
-	k := Knobs{
+func knobsFromEnv(getenv func(string) string) (tunables, error) {
+	k := tunables{
 		Algo:           strings.TrimSpace(getenv("HCCL_ALGO")),
 		TuningFile:     strings.TrimSpace(getenv("HCCL_TUNING_FILE")),
 		Debug:          strings.ToUpper(strings.TrimSpace(getenv("HCCL_DEBUG"))),
@@ -247,14 +248,14 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 		{"HCCL_SHM_DIRECT_DISABLE", &k.ShmDirectDisable},
 	} {
 		if err := zeroOrOne(getenv, f.name, f.dst, false, true); err != nil {
-			return Knobs{}, err
+			return tunables{}, err
 		}
 	}
 	if err := zeroOrOne(getenv, "HCCL_SHM_SPLICE_DISABLE", &k.ShmSplice, spliceOn, spliceOff); err != nil {
-		return Knobs{}, err
+		return tunables{}, err
 	}
 	if err := zeroOrOne(getenv, "HCCL_SHM_DIRECT", &k.ShmDirect, directNone, directAll); err != nil {
-		return Knobs{}, err
+		return tunables{}, err
 	}
 	switch s := strings.TrimSpace(getenv("HCCL_SOCKET_CONGESTION")); {
 	case s == "":
@@ -264,18 +265,18 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 	case congestionName.MatchString(s):
 		k.SocketCongestion, k.SocketCongestionSet = s, true
 	default:
-		return Knobs{}, fmt.Errorf("HCCL_SOCKET_CONGESTION=%q: want a congestion control of the kernel (e.g. cubic, reno, bbr) or system", s)
+		return tunables{}, fmt.Errorf("HCCL_SOCKET_CONGESTION=%q: want a congestion control of the kernel (e.g. cubic, reno, bbr) or system", s)
 	}
 	if s := getenv("HCCL_SHM_SOCKET_TAG"); s != "" {
 		if !socketTag.MatchString(s) {
-			return Knobs{}, fmt.Errorf("HCCL_SHM_SOCKET_TAG=%q: want 1 to 64 letters, digits, '-' or '_'", s)
+			return tunables{}, fmt.Errorf("HCCL_SHM_SOCKET_TAG=%q: want 1 to 64 letters, digits, '-' or '_'", s)
 		}
 		k.ShmSocketTag = s
 	}
 	if s := getenv("HCCL_BUFFSIZE"); s != "" {
 		n, err := selector.ParseBytes(s)
 		if err != nil || n < 4096 || n > 1<<30 {
-			return Knobs{}, fmt.Errorf("HCCL_BUFFSIZE=%q: want a byte count from 4096 to 1G (e.g. 4194304, 4M)", s)
+			return tunables{}, fmt.Errorf("HCCL_BUFFSIZE=%q: want a byte count from 4096 to 1G (e.g. 4194304, 4M)", s)
 		}
 		k.BuffSize = int(n)
 	}
@@ -289,14 +290,14 @@ func knobsFromEnv(getenv func(string) string) (Knobs, error) {
 		}
 		secs, err := strconv.ParseFloat(s, 64)
 		if err != nil || secs < 0 {
-			return Knobs{}, fmt.Errorf("%s=%q: want seconds (e.g. 30)", v.name, s)
+			return tunables{}, fmt.Errorf("%s=%q: want seconds (e.g. 30)", v.name, s)
 		}
 		*v.dst = time.Duration(secs * float64(time.Second))
 	}
 	switch k.Debug {
 	case "", "WARN", "INFO", "TRACE":
 	default:
-		return Knobs{}, fmt.Errorf("HCCL_DEBUG=%q: want WARN, INFO or TRACE", k.Debug)
+		return tunables{}, fmt.Errorf("HCCL_DEBUG=%q: want WARN, INFO or TRACE", k.Debug)
 	}
 	return k, nil
 }

@@ -60,18 +60,18 @@ func TestShmSpliceKnob(t *testing.T) {
 func TestPipesOff(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	for _, c := range []struct {
-		k       Knobs
+		k       tunables
 		local   int
 		crowded bool
 		want    bool
 	}{
-		{Knobs{ShmSplice: spliceOff}, 2, false, true},
-		{Knobs{ShmSplice: spliceOn}, 2, false, false},
-		{Knobs{ShmSplice: spliceOn}, 256, true, false},
-		{Knobs{ShmDisable: true}, 2, false, true},
-		{Knobs{ShmDirect: directNone}, 2, false, true},
-		{Knobs{}, 1, false, true},
-		{Knobs{}, 256, true, true},
+		{tunables{ShmSplice: spliceOff}, 2, false, true},
+		{tunables{ShmSplice: spliceOn}, 2, false, false},
+		{tunables{ShmSplice: spliceOn}, 256, true, false},
+		{tunables{ShmDisable: true}, 2, false, true},
+		{tunables{ShmDirect: directNone}, 2, false, true},
+		{tunables{}, 1, false, true},
+		{tunables{}, 256, true, true},
 	} {
 		if got := pipesOff(c.k, c.local, c.crowded, log); got != c.want {
 			t.Errorf("%+v with %d local ranks: pipes off %v, want %v", c.k, c.local, got, c.want)

@@ -97,7 +97,7 @@ type published struct {
 // socket), and publishes the endpoint and the rank's facts. serverCPUs is
 // how many CPUs the ranks of this server are bound to together, 0 when
 // they are not bound (tableFacts).
-func newLinkManager(ctx context.Context, job Job, knobs Knobs, ip string, facts topo.Facts, serverCPUs int, ctl controlPlane, log *slog.Logger) (*linkManager, error) {
+func newLinkManager(ctx context.Context, job Job, knobs tunables, ip string, facts topo.Facts, serverCPUs int, ctl controlPlane, log *slog.Logger) (*linkManager, error) {
 	congestion, err := congestionFor(knobs, log)
 	if err != nil {
 		return nil, err

@@ -10,8 +10,8 @@ type Option func(*settings)
 
 type settings struct {
 	job    *Job // nil: from the environment
-	knobs  Knobs
-	edits  []func(*Knobs)
+	knobs  tunables
+	edits  []func(*tunables)
 	logger *slog.Logger
 }
 
@@ -25,26 +25,26 @@ func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l
 
 // WithAlgo forces algorithms as HCCL_ALGO does, overriding it.
 func WithAlgo(spec string) Option {
-	return func(s *settings) { s.edits = append(s.edits, func(k *Knobs) { k.Algo = spec }) }
+	return func(s *settings) { s.edits = append(s.edits, func(k *tunables) { k.Algo = spec }) }
 }
 
 // WithBufferSize sets the staging bytes per link, overriding HCCL_BUFFSIZE.
 func WithBufferSize(n int) Option {
-	return func(s *settings) { s.edits = append(s.edits, func(k *Knobs) { k.BuffSize = n }) }
+	return func(s *settings) { s.edits = append(s.edits, func(k *tunables) { k.BuffSize = n }) }
 }
 
 // WithShmDisabled forces TCP between ranks of one server, as
 // HCCL_SHM_DISABLE=1 does.
 func WithShmDisabled(disabled bool) Option {
-	return func(s *settings) { s.edits = append(s.edits, func(k *Knobs) { k.ShmDisable = disabled }) }
+	return func(s *settings) { s.edits = append(s.edits, func(k *tunables) { k.ShmDisable = disabled }) }
 }
 
 // WithExecTimeout bounds every collective, overriding HCCL_EXEC_TIMEOUT.
 func WithExecTimeout(d time.Duration) Option {
-	return func(s *settings) { s.edits = append(s.edits, func(k *Knobs) { k.ExecTimeout = d }) }
+	return func(s *settings) { s.edits = append(s.edits, func(k *tunables) { k.ExecTimeout = d }) }
 }
 
 // WithConnectTimeout bounds Init, overriding HCCL_CONNECT_TIMEOUT.
 func WithConnectTimeout(d time.Duration) Option {
-	return func(s *settings) { s.edits = append(s.edits, func(k *Knobs) { k.ConnectTimeout = d }) }
+	return func(s *settings) { s.edits = append(s.edits, func(k *tunables) { k.ConnectTimeout = d }) }
 }

@@ -111,7 +111,7 @@ type postDecision struct {
 // tunesPost reports whether calls of coll whose blocks are blockBytes
 // long are timed both ways: only where the default posts them, and only
 // when a block is long enough to be posted at all (shmlink.DirectMin).
-func (k Knobs) tunesPost(coll plan.Coll, blockBytes int) bool {
+func (k tunables) tunesPost(coll plan.Coll, blockBytes int) bool {
 	mode := k.shmDirect()
 	return mode == directCopied && mode.posts(coll) && coll != plan.AlltoAllV && blockBytes >= shmlink.DirectMin
 }

@@ -57,9 +57,9 @@ func TestPostTunerSchedule(t *testing.T) {
 // TestTunesPost: only the default mode times, only the collectives it
 // posts but AlltoAllV, and only blocks that can be posted.
 func TestTunesPost(t *testing.T) {
-	def := Knobs{}
+	def := tunables{}
 	for _, tc := range []struct {
-		k     Knobs
+		k     tunables
 		coll  plan.Coll
 		bytes int
 		want  bool
@@ -70,9 +70,9 @@ func TestTunesPost(t *testing.T) {
 		{def, plan.AllGather, 256<<10 - 1, false},
 		{def, plan.AlltoAllV, 1 << 20, false},
 		{def, plan.AllReduce, 1 << 20, false},
-		{Knobs{ShmDirect: directAll}, plan.AllGather, 1 << 20, false},
-		{Knobs{ShmDirect: directNone}, plan.AllGather, 1 << 20, false},
-		{Knobs{ShmDirectDisable: true}, plan.AllGather, 1 << 20, false},
+		{tunables{ShmDirect: directAll}, plan.AllGather, 1 << 20, false},
+		{tunables{ShmDirect: directNone}, plan.AllGather, 1 << 20, false},
+		{tunables{ShmDirectDisable: true}, plan.AllGather, 1 << 20, false},
 	} {
 		if got := tc.k.tunesPost(tc.coll, tc.bytes); got != tc.want {
 			t.Errorf("%+v %v %d: %v, want %v", tc.k, tc.coll, tc.bytes, got, tc.want)

@@ -14,7 +14,7 @@ import (
 // (hostCPUs) whose shared core changes hands in handoff (0: not
 // measured). A malformed HCCL_ALGO fails Init rather than the first
 // collective.
-func newSelector(knobs Knobs, cores int, handoff time.Duration, log *slog.Logger) (*selector.Selector, error) {
+func newSelector(knobs tunables, cores int, handoff time.Duration, log *slog.Logger) (*selector.Selector, error) {
 	model, policy, err := selectorSettings(knobs, cores, handoff).Model()
 	if err != nil {
 		return nil, err // the selector's errors name HCCL_ALGO or HCCL_TUNING_FILE
@@ -33,7 +33,7 @@ func newSelector(knobs Knobs, cores int, handoff time.Duration, log *slog.Logger
 // holds the two together). The cores are the server's, not this
 // process's: a rank bound to its own CPU would price its server as
 // oversubscribed (docs/selector.md#where-the-inputs-come-from).
-func selectorSettings(knobs Knobs, cores int, handoff time.Duration) selector.Settings {
+func selectorSettings(knobs tunables, cores int, handoff time.Duration) selector.Settings {
 	s := selector.Settings{Algo: knobs.Algo, TuningFile: knobs.TuningFile, NoShm: knobs.ShmDisable, Cores: cores, Handoff: handoff}
 	for coll := plan.AllReduce; coll <= plan.SendRecv; coll++ {
 		if knobs.shmDirect().posts(coll) {

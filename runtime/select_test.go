@@ -97,7 +97,7 @@ func TestSelectorCores(t *testing.T) {
 	if got := hostCPUs(0, "0-2,5"); got != 4 {
 		t.Errorf("hostCPUs of an unbound rank with CPUs 0-2,5: %d, want 4", got)
 	}
-	m, _, err := selectorSettings(Knobs{}, 6, 0).Model()
+	m, _, err := selectorSettings(tunables{}, 6, 0).Model()
 	if err != nil || m.Cores != 6 {
 		t.Fatalf("selectorSettings for 6 cores: cores %d, err %v", m.Cores, err)
 	}
@@ -105,7 +105,7 @@ func TestSelectorCores(t *testing.T) {
 	if err := os.WriteFile(path, []byte("cores 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if m, _, err := selectorSettings(Knobs{TuningFile: path}, 6, 0).Model(); err != nil || m.Cores != 3 {
+	if m, _, err := selectorSettings(tunables{TuningFile: path}, 6, 0).Model(); err != nil || m.Cores != 3 {
 		t.Errorf("a tuning file's cores 3 over 6: cores %d, err %v", m.Cores, err)
 	}
 	if m, _, err := selector.FromEnv(func(string) string { return "" }, 0); err != nil || m.Cores != goruntime.NumCPU() {
@@ -125,7 +125,7 @@ func TestSelectorHandoff(t *testing.T) {
 	// choose prices call in a job with knobs, the hand-off and a tuning
 	// file of the given text ("": none), and returns the model and its
 	// choice.
-	choose := func(knobs Knobs, handoff time.Duration, tuning string, call selector.Call) (selector.Model, string) {
+	choose := func(knobs tunables, handoff time.Duration, tuning string, call selector.Call) (selector.Model, string) {
 		t.Helper()
 		if tuning != "" {
 			knobs.TuningFile = filepath.Join(t.TempDir(), "tuning")
@@ -145,14 +145,14 @@ func TestSelectorHandoff(t *testing.T) {
 	}
 	shm32K := selector.Call{Coll: plan.AllReduce, Bytes: 32 << 10, Topo: selector.Topo{Ranks: 3, Servers: 1}}
 	for _, h := range []time.Duration{0, def.Slow.Handoff / 2} {
-		if m, algo := choose(Knobs{}, h, "", shm32K); m.Wake != def.Wake || m.PollMax != def.PollMax || algo != "mesh" {
+		if m, algo := choose(tunables{}, h, "", shm32K); m.Wake != def.Wake || m.PollMax != def.PollMax || algo != "mesh" {
 			t.Errorf("hand-off %v: wake %v, poll.max %d, AllReduce np 3 32 KiB %s; want DefaultModel's %v, %d and mesh", h, m.Wake, m.PollMax, algo, def.Wake, def.PollMax)
 		}
 	}
-	if m, algo := choose(Knobs{}, slow, "", shm32K); m.Wake != def.Slow.Wake || m.PollMax != def.Slow.PollMax || algo != "oneshot" {
+	if m, algo := choose(tunables{}, slow, "", shm32K); m.Wake != def.Slow.Wake || m.PollMax != def.Slow.PollMax || algo != "oneshot" {
 		t.Errorf("hand-off %v: wake %v, poll.max %d, AllReduce np 3 32 KiB %s; want the slow host's %v, %d and oneshot", slow, m.Wake, m.PollMax, algo, def.Slow.Wake, def.Slow.PollMax)
 	}
-	if m, _ := choose(Knobs{}, slow, "wake 9us\n", shm32K); m.Wake != 9*time.Microsecond || m.PollMax != def.Slow.PollMax {
+	if m, _ := choose(tunables{}, slow, "wake 9us\n", shm32K); m.Wake != 9*time.Microsecond || m.PollMax != def.Slow.PollMax {
 		t.Errorf("hand-off %v with a tuning file's wake 9us: wake %v, poll.max %d; want 9us and %d", slow, m.Wake, m.PollMax, def.Slow.PollMax)
 	}
 
@@ -162,7 +162,7 @@ func TestSelectorHandoff(t *testing.T) {
 	tcp256K := selector.Call{Coll: plan.AllReduce, Bytes: 256 << 10, Topo: selector.Topo{Ranks: 2, Servers: 1}}
 	overTCP := func(handoff time.Duration, tuning string) (time.Duration, string) {
 		t.Helper()
-		m, algo := choose(Knobs{ShmDisable: true}, handoff, tuning, tcp256K)
+		m, algo := choose(tunables{ShmDisable: true}, handoff, tuning, tcp256K)
 		return m.Links[selector.Net].Alpha, algo
 	}
 	if alpha, algo := overTCP(0, ""); alpha != def.Links[selector.Net].Alpha || algo != "ring" {

@@ -32,7 +32,7 @@ const (
 // and without the probe: there every rank's payloads are a small share of
 // the call, and the probe, repeated by hundreds of ranks, was a few percent
 // of the job's start-up.
-func pipesOff(k Knobs, localRanks int, crowded bool, log *slog.Logger) bool {
+func pipesOff(k tunables, localRanks int, crowded bool, log *slog.Logger) bool {
 	switch {
 	case k.ShmSplice == spliceOff:
 		return true
