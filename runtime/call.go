@@ -133,7 +133,7 @@ func (c *Comm) prepare(a *call) (*plan.Plan, executor.Call, error) {
 		kop, _ := a.op.kernelOp()
 		ec.Desc.Op = uint8(kop)
 		if ec.Kernel, err = kernelFor(a, kop); err != nil {
-			return nil, executor.Call{}, &OpError{Op: coll.String(), Algo: p.Algo, Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
+			return nil, executor.Call{}, &OpError{Op: coll.String(), Algo: p.Algo, Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 		}
 	}
 	if keyed {
@@ -174,11 +174,11 @@ func (c *Comm) planFor(a *call) (*plan.Plan, error) {
 	coll := a.req.Coll
 	alg, err := c.chooseAlgorithm(&a.req, a.dtype.Size())
 	if err != nil {
-		return nil, &OpError{Op: coll.String(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
+		return nil, &OpError{Op: coll.String(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 	}
 	p, err := c.plans.get(alg, &a.req)
 	if err != nil {
-		return nil, &OpError{Op: coll.String(), Algo: alg.Name(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
+		return nil, &OpError{Op: coll.String(), Algo: alg.Name(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 	}
 	return p, nil
 }
@@ -258,13 +258,13 @@ func (c *Comm) describe(err error) *OpError {
 	case errors.As(err, &mm):
 		oe.Peer = mm.Peer
 		if cur.coll == plan.AlltoAllV && mm.SameCall() {
-			oe.Err = fmt.Errorf("%w: rank %d expects %d elements from rank %d, but rank %d sends a different count (%v)",
+			oe.Err = fmt.Errorf("%w: rank %d expects %d elements from rank %d, but rank %d sends a different count (%w)",
 				ErrMismatch, c.job.Rank, cur.recvCounts[mm.Peer], mm.Peer, mm.Peer, err)
 		} else {
-			oe.Err = fmt.Errorf("%w: %v", ErrMismatch, err)
+			oe.Err = fmt.Errorf("%w: %w", ErrMismatch, err)
 		}
 	case cur.ctx.Err() != nil:
-		oe.Err = fmt.Errorf("%w: %v", cur.ctx.Err(), err)
+		oe.Err = fmt.Errorf("%w: %w", cur.ctx.Err(), err)
 	default:
 		// A link failed: a peer died, or the job was aborted and the links
 		// closed. Give the control plane a moment to say which: its abort
@@ -282,7 +282,7 @@ func (c *Comm) describe(err error) *OpError {
 			// this op); Peer and Step still say where it hit.
 			oe.Err = broken
 		} else {
-			oe.Err = fmt.Errorf("%w: %v", ErrAborted, err)
+			oe.Err = fmt.Errorf("%w: %w", ErrAborted, err)
 		}
 	}
 	return oe

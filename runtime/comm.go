@@ -76,15 +76,18 @@ type Comm struct {
 // Init joins the job that hcclrun started: it reads the rank's identity from
 // the environment (or WithJob), connects to the control plane, publishes the
 // rank's data endpoint and waits until every rank has joined. It is bounded
-// by HCCL_CONNECT_TIMEOUT.
+// by HCCL_CONNECT_TIMEOUT (120 seconds unless set; WithConnectTimeout
+// overrides it) and by ctx; past that bound it fails with ErrTimeout.
 func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	var s settings
 	for _, o := range opts {
-		o(&s)
+		if o.apply != nil {
+			o.apply(&s)
+		}
 	}
 	job, knobs, err := resolve(&s)
 	if err != nil {
-		return nil, &OpError{Op: "Init", Rank: -1, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
+		return nil, &OpError{Op: "Init", Rank: -1, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 	}
 	log := s.logger
 	if log == nil {
@@ -196,7 +199,7 @@ func dataIP(job Job, knobs tunables, log *slog.Logger) (string, error) {
 	if knobs.SocketIfname != "" {
 		spec, err := netio.ParseIfSpec(knobs.SocketIfname)
 		if err != nil {
-			return "", fmt.Errorf("%w: HCCL_SOCKET_IFNAME: %v", ErrInvalidArgument, err)
+			return "", fmt.Errorf("%w: HCCL_SOCKET_IFNAME: %w", ErrInvalidArgument, err)
 		}
 		ifs, err := netio.Interfaces()
 		if err != nil {
@@ -266,7 +269,7 @@ func (c *Comm) watchControl() {
 			c.markBroken(fmt.Errorf("%w by %s: %s", ErrAborted, who, abort.Reason))
 		}
 	} else {
-		c.markBroken(fmt.Errorf("%w: lost the control plane: %v", ErrAborted, err))
+		c.markBroken(fmt.Errorf("%w: lost the control plane: %w", ErrAborted, err))
 	}
 	// Shut, not close: a collective may be running on the links.
 	c.links.shut()
