@@ -97,11 +97,11 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	log = log.With("rank", job.Rank)
 	tf, err := readTableFacts(job.RankTableFile, job.Size, job.Rank)
 	if err != nil {
-		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
+		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 	}
 	sel, err := newSelector(knobs, hostCPUs(tf.serverCPUs, ""), tf.handoff, log)
 	if err != nil {
-		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %v", ErrInvalidArgument, err)}
+		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 	}
 	per := tf.perServer
 	if job.RanksPerServer > 0 {
@@ -109,7 +109,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	fail := func(err error) error {
 		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w after %v (HCCL_CONNECT_TIMEOUT): %w", ErrTimeout, knobs.ConnectTimeout, err)
+			err = fmt.Errorf("%w after %v (HCCL_CONNECT_TIMEOUT, WithConnectTimeout): %w", ErrTimeout, knobs.ConnectTimeout, err)
 		}
 		return &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: err}
 	}
@@ -287,10 +287,39 @@ func (c *Comm) brokenErr() error {
 	return nil
 }
 
-// abortJob tells every rank that this one failed, so that none waits for it.
+// Abort aborts the job, as NCCL's ncclCommAbort does, for a program that
+// handles a failure itself (a peer it gave up on, an input it cannot use)
+// and must not leave the other ranks waiting for this one. Every rank's
+// running and later calls fail with ErrAborted naming this rank and
+// reason; on this rank the error also wraps reason (errors.Is, errors.As).
+// Abort does not wait for a running call, whose blocked transfers fail at
+// once. Close still leaves the job and releases the communicator. Abort
+// may be called from any goroutine, more than once (the first reason
+// stays), and after Close, where it does nothing.
+func (c *Comm) Abort(reason error) {
+	if c.closed.Load() {
+		return
+	}
+	if reason == nil {
+		reason = errors.New("no reason given")
+	}
+	c.abort(fmt.Errorf("%w: rank %d called Abort: %w", ErrAborted, c.job.Rank, reason),
+		fmt.Sprintf("rank %d called Abort: %v", c.job.Rank, reason))
+}
+
+// abortJob tells every rank that this one failed, so that none waits for
+// it. The failure is kept as text: the calls after it fail because of the
+// abort, not with the failed call's kind (ErrMismatch, ErrTimeout).
 func (c *Comm) abortJob(reason error) {
-	c.markBroken(fmt.Errorf("%w: %v", ErrAborted, reason))
-	if err := c.ctl.Abort(fmt.Sprintf("rank %d: %v", c.job.Rank, reason)); err != nil {
+	c.abort(fmt.Errorf("%w: %v", ErrAborted, reason), fmt.Sprintf("rank %d: %v", c.job.Rank, reason))
+}
+
+// abort records err as the communicator's failure, broadcasts reason
+// through the control plane's abort (every rank's watchControl records
+// it) and shuts this rank's links, so that its blocked calls fail.
+func (c *Comm) abort(err error, reason string) {
+	c.markBroken(err)
+	if err := c.ctl.Abort(reason); err != nil {
 		c.log.Warn("could not broadcast the abort", "err", err)
 	}
 	c.links.shut()
