@@ -144,3 +144,32 @@ func BenchmarkOutOfPlace(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkByteLoops measures the generic kernels on buffers one byte off
+// their alignment, where no []T view applies and the byte loops run (the
+// path of misaligned segments without assembly, and of big-endian hosts),
+// at 64 KiB, out of place so the operands stay the same across iterations.
+// The 8-bit loops are absent: bytes are always aligned for them.
+func BenchmarkByteLoops(b *testing.B) {
+	defer useLevel(useLevel(levelGeneric))
+	const size = 64 << 10
+	x, y, dst := make([]byte, size+1), make([]byte, size+1), make([]byte, size+1)
+	for i := range x {
+		x[i], y[i] = byte(i), byte(3*i+1)
+	}
+	for _, d := range allDTypes {
+		if d.Size() == 1 {
+			continue
+		}
+		for _, op := range []Op{Sum, Prod, Max, Min} {
+			b.Run(fmt.Sprintf("%v/%v", d, op), func(b *testing.B) {
+				k, _ := Kernel(d, op)
+				b.SetBytes(3 * size)
+				defer cpuClock(b)(3 * size)
+				for b.Loop() {
+					k(dst[1:], x[1:], y[1:])
+				}
+			})
+		}
+	}
+}
