@@ -3,18 +3,17 @@ package launcher
 import (
 	"time"
 
-	"github.com/hcclrun/hcclrun/shm"
+	"github.com/hcclrun/hcclrun/internal/handoff"
 )
 
 // A job whose ranks outnumber a host's CPUs waits, on every dependent
 // round over shared memory, for a core to change hands. What that costs
-// differs between the project's hosts (2.0-3.0 us on the PVM guest of
-// 2026-12-06; the KVM hosts, whose calibrations chose differently, were
-// not measured), and it moves the algorithm choices of such jobs
-// (runtime/selector, SlowHost). So the launcher times it on its own host
-// before the first rank starts, and writes it into the rank table
-// (handoff_ns), where every rank reads the same figure and their cost
-// models agree. Remote hosts are taken to be of the launcher's kind.
+// differs from host to host (docs/measurements.md#hand-off), and it moves
+// the algorithm choices of such jobs (runtime/selector, SlowHost). So the
+// launcher times it (internal/handoff) on its own host before the first
+// rank starts, and writes it into the rank table (handoff_ns), where every
+// rank reads the same figure and their cost models agree. Remote hosts are
+// taken to be of the launcher's kind.
 //
 // Jobs with a core per rank never pay it, but their messages over TCP pay
 // the same trip through the hypervisor when they wake a parked receiver,
@@ -43,7 +42,7 @@ func (r *resolved) measureHandoff() time.Duration {
 		r.log.Debug("hand-off not measured", "err", err)
 		return 0
 	}
-	h, err := shm.MeasureHandoff(cpus[0], handoffBatches, handoffRounds)
+	h, err := handoff.Measure(cpus[0], handoffBatches, handoffRounds)
 	if err != nil {
 		r.log.Debug("hand-off not measured", "err", err)
 		return 0

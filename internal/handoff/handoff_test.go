@@ -1,4 +1,4 @@
-package shm
+package handoff
 
 import (
 	"path/filepath"
@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestMeasureHandoff: two threads pass a turn on one of this process's
+// TestMeasure: two threads pass a turn on one of this process's
 // CPUs; the figure is positive and below the measurement's bound, and a
 // CPU the process may not use, or no rounds, is an error.
-func TestMeasureHandoff(t *testing.T) {
+func TestMeasure(t *testing.T) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		t.Fatal(err)
@@ -23,7 +23,7 @@ func TestMeasureHandoff(t *testing.T) {
 			cpu = c
 		}
 	}
-	h, err := MeasureHandoff(cpu, 5, 20)
+	h, err := Measure(cpu, 5, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestMeasureHandoff(t *testing.T) {
 	// Every thread of the process is left with its binding: the Go
 	// scheduler reuses them, and a rank started from one inherits it.
 	for range 20 {
-		if _, err := MeasureHandoff(cpu, 1, 1); err != nil {
+		if _, err := Measure(cpu, 1, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -49,7 +49,7 @@ func TestMeasureHandoff(t *testing.T) {
 			t.Errorf("thread %d left with CPUs %v, want the process's %v", tid, cpusOf(got), cpusOf(set))
 		}
 	}
-	if _, err := MeasureHandoff(cpu, 0, 20); err == nil {
+	if _, err := Measure(cpu, 0, 20); err == nil {
 		t.Error("no batches accepted")
 	}
 	unused := -1
@@ -58,7 +58,7 @@ func TestMeasureHandoff(t *testing.T) {
 			unused = c
 		}
 	}
-	if _, err := MeasureHandoff(unused, 5, 20); err == nil {
+	if _, err := Measure(unused, 5, 20); err == nil {
 		t.Errorf("CPU %d, not this process's, accepted", unused)
 	}
 }

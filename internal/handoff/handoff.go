@@ -1,4 +1,4 @@
-package shm
+package handoff
 
 import (
 	"cmp"
@@ -12,14 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// MeasureHandoff times how long a waiter of an oversubscribed host takes
-// to hand its core to the process it waits for: two threads bound to cpu
-// pass a turn back and forth, each polling for it with Yield between
-// looks, as the waiters of a host with more ranks than cores do
-// (SetYield). One pass is a context switch plus the two threads' looks
-// and system calls, which a hypervisor may make dear: 2.0-3.0 us on the
-// PVM guest of 2026-12-06 (eight jobs' launchers), where a cache line
-// crosses between the two vCPUs in 0.6-0.7 us.
+// Measure times how long a waiter of an oversubscribed host takes to hand
+// its core to the process it waits for: two threads bound to cpu pass a
+// turn back and forth, each polling for it with a yield between looks, as
+// the waiters of a host with more ranks than cores do. One pass is a
+// context switch plus the two threads' looks and system calls, which a
+// hypervisor may make dear (docs/measurements.md#hand-off).
 //
 // It makes batches of rounds passes and returns the median batch's mean,
 // so that a batch interrupted by another process does not count. It
@@ -28,12 +26,12 @@ import (
 // other work makes it do. It needs two of the Go scheduler's processors
 // (GOMAXPROCS), one per thread: a thread that yields the CPU keeps its
 // processor.
-func MeasureHandoff(cpu, batches, rounds int) (time.Duration, error) {
+func Measure(cpu, batches, rounds int) (time.Duration, error) {
 	if batches < 1 || rounds < 1 {
-		return 0, fmt.Errorf("shm: measure hand-off: %d batches of %d rounds", batches, rounds)
+		return 0, fmt.Errorf("handoff: %d batches of %d rounds", batches, rounds)
 	}
 	if goruntime.GOMAXPROCS(0) < 2 {
-		return 0, errors.New("shm: measure hand-off: needs GOMAXPROCS of 2 or more")
+		return 0, errors.New("handoff: needs GOMAXPROCS of 2 or more")
 	}
 	var turn atomic.Int64 // even: the measuring side's; odd: the other's
 	var stop atomic.Bool
@@ -49,7 +47,7 @@ func MeasureHandoff(cpu, batches, rounds int) (time.Duration, error) {
 					want += 2
 					continue
 				}
-				Yield()
+				yield()
 			}
 		})
 		if err != nil {
@@ -73,7 +71,7 @@ func MeasureHandoff(cpu, batches, rounds int) (time.Duration, error) {
 	return h, cmp.Or(err, measured)
 }
 
-// passTurns is the measuring side of MeasureHandoff: it hands the turn
+// passTurns is the measuring side of Measure: it hands the turn
 // over and waits for it back, rounds times per batch.
 func passTurns(turn *atomic.Int64, batches, rounds int) (time.Duration, error) {
 	deadline := time.Now().Add(time.Second)
@@ -84,13 +82,13 @@ func passTurns(turn *atomic.Int64, batches, rounds int) (time.Duration, error) {
 		for range rounds {
 			turn.Store(next + 1)
 			for turn.Load() != next+2 {
-				Yield()
+				yield()
 			}
 			next += 2
 		}
 		means[b] = time.Since(start) / time.Duration(2*rounds)
 		if time.Now().After(deadline) {
-			return 0, errors.New("shm: measure hand-off: over a second: the CPU is busy")
+			return 0, errors.New("handoff: over a second: the CPU is busy")
 		}
 	}
 	slices.Sort(means)
@@ -106,13 +104,18 @@ func onCPU(cpu int, f func()) error {
 	defer goruntime.UnlockOSThread()
 	var old, set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &old); err != nil {
-		return fmt.Errorf("shm: read a thread's CPU affinity: %w", err)
+		return fmt.Errorf("handoff: read a thread's CPU affinity: %w", err)
 	}
 	set.Set(cpu)
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		return fmt.Errorf("shm: bind a thread to CPU %d: %w", cpu, err)
+		return fmt.Errorf("handoff: bind a thread to CPU %d: %w", cpu, err)
 	}
 	defer unix.SchedSetaffinity(0, &old)
 	f()
 	return nil
 }
+
+// yield gives the processor to another runnable thread, if any
+// (sched_yield), without the Go scheduler's system-call bookkeeping: what
+// shm.Yield does between a waiter's looks.
+func yield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
