@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,17 +34,21 @@ func affinityOf(t *testing.T, status string) []int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	cpus, err := allowedList(b)
+	if err != nil {
+		t.Fatalf("%s: %v", status, err)
+	}
+	return cpus
+}
+
+// allowedList parses the Cpus_allowed_list line of a /proc status file.
+func allowedList(status []byte) ([]int, error) {
+	for _, line := range strings.Split(string(status), "\n") {
 		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-			cpus, err := ranktable.ParseCPUList(strings.TrimSpace(v))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return cpus
+			return ranktable.ParseCPUList(strings.TrimSpace(v))
 		}
 	}
-	t.Fatalf("%s has no Cpus_allowed_list", status)
-	return nil
+	return nil, errors.New("no Cpus_allowed_list")
 }
 
 // TestBindRanks starts real ranks under each policy and reads their
@@ -72,20 +77,32 @@ func TestBindRanks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			// Each rank writes its own status file, then lingers so that
-			// the test can look at the launcher's threads meanwhile.
-			prog := `cp /proc/self/status "` + dir + `/rank-$HCCL_RANK"; sleep 0.5`
+			// Each rank writes its own status file, then lingers until the
+			// test has looked at the launcher's threads.
+			release := filepath.Join(dir, "release")
+			prog := `cp /proc/self/status "` + dir + `/rank-$HCCL_RANK"; while [ ! -e "` + release + `" ]; do sleep 0.02; done`
 			job := &Job{Program: "/bin/sh", Args: []string{"-c", prog}, NP: tt.np, Bind: tt.bind, Stdout: &syncbuf.Buffer{}, Stderr: &syncbuf.Buffer{}}
 			done := make(chan error, 1)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			go func() { done <- job.Run(ctx) }()
-			time.Sleep(250 * time.Millisecond)
-			tasks, _ := filepath.Glob("/proc/self/task/*/status")
-			for _, st := range tasks {
-				if got := affinityOf(t, st); !slices.Equal(got, all) {
-					t.Errorf("launcher thread %s bound to %v while its ranks run, want %v", filepath.Base(filepath.Dir(st)), got, all)
+			// Every rank has started: the launcher's own binding (the
+			// hand-off measurement before the first rank, each spawning
+			// thread until its fork returns) must be over, give or take
+			// the moment between a fork and its restore.
+			waitRanks(t, dir, tt.np, done)
+			var bound []string
+			for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				bound = boundThreads(t, all)
+				if len(bound) == 0 || time.Now().After(deadline) {
+					break
 				}
+			}
+			for _, b := range bound {
+				t.Errorf("launcher thread %s while its ranks run, want %v", b, all)
+			}
+			if err := os.WriteFile(release, nil, 0o600); err != nil {
+				t.Fatal(err)
 			}
 			if err := <-done; err != nil {
 				t.Fatalf("Run: %v", err)
@@ -114,6 +131,45 @@ func TestBindRanks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitRanks waits until np ranks have written their status file into
+// dir, failing the test if the job ends first.
+func waitRanks(t *testing.T, dir string, np int, done <-chan error) {
+	t.Helper()
+	for {
+		files, _ := filepath.Glob(filepath.Join(dir, "rank-*"))
+		if len(files) == np {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the job ended before its %d ranks had started (%d had): %v", np, len(files), err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// boundThreads names the threads of this process whose affinity is not
+// all, with the CPUs they are bound to.
+func boundThreads(t *testing.T, all []int) []string {
+	t.Helper()
+	var bound []string
+	tasks, _ := filepath.Glob("/proc/self/task/*/status")
+	for _, st := range tasks {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue // the thread has ended
+		}
+		cpus, err := allowedList(b)
+		if err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+		if !slices.Equal(cpus, all) {
+			bound = append(bound, filepath.Base(filepath.Dir(st))+" bound to "+fmt.Sprint(cpus))
+		}
+	}
+	return bound
 }
 
 // TestBindCoreOversubscribed: more ranks than CPUs under BindCore fails
