@@ -340,22 +340,6 @@ func (c *Comm) Close() error {
 	return err
 }
 
-// Topology gathers every rank's facts from the control plane and returns
-// the job's layout: servers, ranks and the link class of every pair. It
-// does not communicate with the other ranks beyond reading what they
-// published at Init.
-func (c *Comm) Topology(ctx context.Context) (*topo.Topology, error) {
-	facts := make([]topo.Facts, c.Size())
-	for r := range facts {
-		f, err := c.links.PeerFacts(ctx, r)
-		if err != nil {
-			return nil, &OpError{Op: "Topology", Rank: c.Rank(), Peer: r, Step: -1, Err: err}
-		}
-		facts[r] = f
-	}
-	return topo.Build(facts, c.knobs.ShmDisable)
-}
-
 // segmentBytes is the executor's pipelining unit for links whose rings
 // hold ringBytes when HCCL_BUFFSIZE asked for buffSize (0: the default): a
 // quarter of the ring, so that the sender fills the next segments while

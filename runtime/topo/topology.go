@@ -63,9 +63,6 @@ func Build(facts []Facts, shmDisabled bool) (*Topology, error) {
 // Size is the number of ranks.
 func (t *Topology) Size() int { return len(t.Facts) }
 
-// ServerOf returns the index of rank's server.
-func (t *Topology) ServerOf(rank int) int { return t.server[rank] }
-
 // LocalRank returns rank's position among the ranks of its server.
 func (t *Topology) LocalRank(rank int) int {
 	for i, r := range t.Servers[t.server[rank]] {
