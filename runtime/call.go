@@ -146,11 +146,9 @@ func (c *Comm) prepare(a *call) (*plan.Plan, executor.Call, error) {
 // whose reductions store their results around the cache
 // (reduce.StreamKernel): far beyond the caches an ordinary store first
 // reads each line of a destination that is not an input, a third of an
-// out-of-place reduction's memory traffic. Measured on the Intel host of
-// 2026-12-04 (np 2, out of place, interleaved runs, docs/performance.md):
-// AllReduce 64 MiB 19.2 -> 16.1 ms, 32 MiB 7.5 -> 7.2, ReduceScatter 32
-// MiB 5.1 -> 3.4; 16 MiB AllReduce slowed from 2.75 to 3.2 ms, where the
-// next step still finds the result in the cache.
+// out-of-place reduction's memory traffic, while below it the next step
+// still finds the result in the cache
+// (docs/measurements.md#streaming-reductions-from-32-mib).
 const streamMin = 32 << 20
 
 // kernelFor returns the reduction kernel of call a with operation op: the

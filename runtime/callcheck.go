@@ -46,11 +46,10 @@ func needsCallCheck(p *plan.Plan) bool {
 // rank's frames still waiting in its links or on the job's abort (never
 // with another rank's data: it received only from ranks that agreed). A
 // guarantee that no rank returns would cost a dissemination's log2(n)
-// rounds in every rooted call. The frames
-// travel in the plan's first step when they can, not in a step of their
-// own, which cost a Broadcast's root a round trip before its data could
-// leave (Broadcast of 8 bytes at np 2: 1.41 us, 0.79 with the frames in
-// the first step).
+// rounds in every rooted call. The frames travel in the plan's first
+// step when they can, not in a step of their own, which cost a
+// Broadcast's root a round trip before its data could leave
+// (docs/measurements.md#the-call-check-in-the-first-step).
 //
 // Where a frame goes is decided per pair, from both ranks' plans (planOf
 // builds another rank's plan of the same call), so that sender and

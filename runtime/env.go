@@ -50,23 +50,15 @@ type tunables struct {
 	// ShmSplice (HCCL_SHM_SPLICE_DISABLE) says whether the heads of
 	// payloads read in place go through pipes (shmlink's splice.go): =1
 	// reads them with process_vm_readv alone, =0 always through pipes,
-	// and unset lets a probe of the host decide (splice.go). That probe
-	// sets two kernel paths side by side and keeps the fastest try of
-	// each, where directMode's dropped one set a kernel copy against a
-	// user-space one and flipped between jobs. Choosing per link by
-	// timing the job's transfers decided too late or wrongly
-	// (docs/performance.md).
+	// and unset lets a probe of the host decide (pipesOff).
 	ShmSplice spliceMode
 	// SocketCongestion is the TCP congestion control of the data links
 	// (HCCL_SOCKET_CONGESTION), "" for the kernel's default (the value
-	// "system"). Unset, it is cubic: the kernel's default on these
-	// machines is bbr, whose pacing holds back the bursts a collective
-	// sends. Measured on the Intel host of 2026-12-04, np 2 over loopback
-	// TCP, 1 MiB, two runs each: AllReduce 415-482 us with bbr, 253-261
-	// with cubic; Broadcast 158-202 against 97-101; Open MPI 365-370
-	// and 114-127 with bbr, 292-301 and 113-128 with cubic.
+	// "system"). Unset, it is cubic: the pacing of bbr, some kernels'
+	// default, holds back the bursts a collective sends
+	// (docs/measurements.md#cubic-on-the-data-links).
 	// SocketCongestionSet says the user chose it: a kernel that refuses
-	// it then fails Init instead of keeping its default (congestion.go).
+	// it then fails Init instead of keeping its default (congestionFor).
 	SocketCongestion    string
 	SocketCongestionSet bool
 	BuffSize            int           // HCCL_BUFFSIZE: staging bytes per link (0: default)
@@ -88,53 +80,15 @@ type directMode int
 const (
 	// directCopied, the default, posts the payloads of the collectives
 	// whose receivers only copy what they receive: AllGather, AlltoAll,
-	// AlltoAllV and Broadcast. A class of those calls (but AlltoAllV's)
-	// called more than postAfter times is then timed both ways and goes
-	// the faster (posttune.go): which wins depends on the host and on
-	// whether the sender has just written its payload, and the figures
-	// below, all measured with buffers written once, disagreed between
-	// hosts.
-	//
-	// In the first three every rank sends and receives at once, so that
-	// through the rings each rank copies twice (its send in, its receive
-	// out) and in place once (the kernel copies from the peer straight
-	// into the destination). Measured on the KVM machine of 2026-12-02
-	// (np 2, interleaved runs, medians out of place, in its slower
-	// placement; see docs/performance.md): AllGather 1 MiB 38.0 against
-	// 27.9 us in place, 4 MiB 173 against 136, AlltoAll 1 MiB 39.1
-	// against 27.8, AlltoAllV 1 MiB 48.2 against 31.9; in its faster
-	// placement as fast either way. On the PVM machine of 2026-12-02 the
-	// rings won by 10-15%: set HCCL_SHM_DIRECT=0 on such a machine.
-	// hcclrun no longer decides that by timing the host (a
-	// process_vm_readv of 256 KiB against a user-space copy): the ratio
-	// it read spread over 1.6 to 4.5 on this machine, around the PVM
-	// machine's 4.1, so jobs in a row flipped between the two ways and
-	// the benchmarks with them. Which is faster moves with this
-	// machine's state: at 1 MiB in place won AllGather in three
-	// interleaved series of 6-8 runs and AlltoAll in two of them; at 16
-	// MiB the rings won AllGather in two and AlltoAll in all three, by
-	// 3-9% (docs/performance.md, 2026-12-03 evening). Since the heads of
-	// the payloads go through a pipe (shmlink's splice.go) in place wins
-	// at 1 to 8 MiB (interleaved series: AllGather 1 MiB 52 against 59
-	// us, 8 MiB 830 against 1070, AlltoAll 4 MiB 280 against 376) and 16
-	// MiB still goes either way.
-	//
-	// A Broadcast's root only sends and its leaf only receives, so the
-	// rings' two copies run at once, and read in place by the leaf alone
-	// it lost (KVM machine, 1 MiB 29.7 against 31.2 us, 4 MiB 116
-	// against 122; the Intel host, with a root that writes its buffer
-	// before each call and a leaf that reads the result after it, 80-81
-	// against 63-66). Since the leaf shares the copy with the root
-	// (shmlink's share.go) both cores copy, and in place wins: the
-	// Intel host of 2026-12-05, np 2, the same program (medians of 200
-	// calls, four interleaved runs, noisy minutes), 1 MiB 61-151 us
-	// against the rings' 127-208 (in place without the share 166-316),
-	// 4 MiB 420-584 against 544-897.
-	//
-	// The reductions stay in the rings, where the receiver reduces
-	// straight from shared memory instead of first copying the payload
-	// out (AllReduce 1 MiB 59.8 against 79.0, Reduce 1 MiB 34.1 against
-	// 56.9, the KVM machine); in place they lost by 1.05 to 2.3 times.
+	// AlltoAllV and Broadcast. In place the receiver makes one copy where
+	// the rings take two (a Broadcast's leaf shares its copy with the
+	// root: shmlink's share.go); the reductions stay in the rings, where
+	// the receiver reduces straight from shared memory. Which way is
+	// faster moves with the host and with whether the sender has just
+	// written its payload (docs/measurements.md#which-payloads-go-in-place),
+	// so a class of those calls (but AlltoAllV's) called more than
+	// postAfter times is timed both ways and goes the faster
+	// (posttune.go).
 	directCopied directMode = iota
 	directAll               // HCCL_SHM_DIRECT=1: every collective
 	directNone              // HCCL_SHM_DIRECT=0: none; the links do not even probe

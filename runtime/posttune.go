@@ -18,55 +18,41 @@ import (
 // into); through the rings the sender copies it into shared memory and the
 // receiver copies it out, two copies in user space. Which costs less
 // depends on the host and on the payload's cache state, which no probe at
-// Init can see. On the AMD EPYC PVM host of 2026-12-06 (bench/probe/
-// transfer.c, a 512 KiB block, one process per vCPU): a block written just
-// before the read, as a training step writes the gradients it then gathers,
-// took 42-44 us with process_vm_readv and 15 us with memcpy out of shared
-// memory; a block written long before, as the benchmarks fill their send
-// buffers once, 23-25 against 9. In AllGather at np 2 with the send buffer
-// written before every call (four interleaved runs each, out of place, us)
-// the rings won clearly: 1 MiB 54-60 against 77-90 in place, 4 MiB 226-239
-// against 317-355, AlltoAll 1 MiB 61-70 against 82-100; with the buffers
-// written once the two ways were within the noise (AllGather 1 MiB, five
-// runs: 40-51 in place, 44-49 through the rings, Open MPI 43-45). With
-// buffers written once in place won on the KVM host of 2026-12-02
-// (AllGather 1 MiB 27.9 against 38.0 us) and the Intel host of 2026-12-04
-// (52 against 59; runtime/env.go). So the choice is measured where it is made: calls of each
-// class (postKey) go one way, then the other, and the faster one, by the
-// median, serves the calls after them.
+// Init can see: a payload written just before the call, as a training
+// step writes the gradients it then gathers, favours the rings, one
+// written long before, as a benchmark's, in place
+// (docs/measurements.md#timing-the-two-ways-per-call-class). So the choice
+// is measured where it is made: calls of each class (postKey) go one way,
+// then the other, and the faster one, by the median, serves the calls
+// after them.
 //
 // The ranks stay in step without talking: they make the same collective
 // calls in the same order with the same counts, so the n-th call of a
 // class goes the same way on every rank. Before its first timed call a
-// rank reads every page of its rings (linkManager.warmShm): through fresh
-// pages the rings timed many times slower than they run once warm, and the
-// choice went in place wherever the first timed calls came early. The
-// ranks then settle a class together, after a call whose number every
-// rank knows, with an AllReduce of their medians, so that every rank takes
-// the same way from the same sums (on their own timings, under an earlier
-// schedule that alternated call by call, two ranks chose differently in 12
-// of 20 classes on a noisy machine, and such a class runs one way from one
-// rank and the other from the other). AlltoAllV is left out (its
-// counts differ between ranks, so its classes would not stay in step) and
-// keeps the static choice, as does a job that sets HCCL_SHM_DIRECT.
+// rank reads every page of its rings (linkManager.warmShm): fresh pages
+// time many times slower than warm ones and would send the choice in
+// place. The ranks then settle a class together, after a call whose
+// number every rank knows, with an AllReduce of their medians, so that
+// every rank takes the same way from the same sums: on their own
+// timings ranks chose differently on a noisy machine, and such a class
+// runs one way from one rank and the other from the other. AlltoAllV is
+// left out (its counts differ between ranks, so its classes would not
+// stay in step) and keeps the static choice, as does a job that sets
+// HCCL_SHM_DIRECT.
 
 const (
 	// postAfter is how many calls of a class go in place, untimed, before
 	// it is timed: the choice pays only for a class called again and
 	// again, as a training loop calls its collectives, and timing costs
-	// the calls it times. Timed from its first calls, a class called 26
-	// times (bench/compare's -w 5 -n 20 and the check) ran slower on
-	// average than the static choice: np 2, six interleaved runs of the
-	// compare's command line, medians of the means, AllGather 1 MiB 74.4
-	// us against 58.1, AlltoAll 74.9 against 57.9.
+	// the calls it times (a class timed from its first calls and called
+	// 26 times ran slower than the static choice).
 	postAfter = 64
 	// postBlock is how many calls in a row go each way while a class is
 	// timed: first postBlock calls in place, then postBlock through the
-	// rings. Alternated call by call, in place timed up to 6x slower than
-	// it runs in jobs of its own (Broadcast of 1 MiB at np 2: 68-365 us
-	// against 45-58), likely from the caches as the other way leaves
-	// them, and lost where it wins. The first call of each block is not timed: it
-	// finds the caches as the way before left them.
+	// rings. Alternated call by call, in place timed several times slower
+	// than it runs alone, likely from the caches as the other way leaves
+	// them. The first call of each block is not timed: it finds the caches
+	// as the way before left them.
 	postBlock = 6
 	// postKeepMargin: a class leaves in place, the default that the
 	// selector's prices assume (selector.Model.Posted), only when the

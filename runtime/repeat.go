@@ -9,12 +9,10 @@ import (
 // A training loop or a benchmark makes the same collective call over and
 // over. Planning it again each time (the selector's answer, the plan
 // cache's key, the executor's description of the call and its reduction
-// kernel) cost 0.08 us of an 8-byte AllReduce at np 2: 0.33 against 0.41
-// us at the median of 12 interleaved runs of the call written straight
-// against the link, without and with it. So the communicator keeps the
-// last call's plan and executor call, and a call with the same key reuses
-// them: the 8-byte AllReduce went from 0.62 to 0.55 us (16 runs
-// interleaved with the build before and with Open MPI, 0.48; -n 50000).
+// kernel) cost a fifth of an 8-byte AllReduce at np 2
+// (docs/measurements.md#the-last-calls-plan-kept). So the communicator
+// keeps the last call's plan and executor call, and a call with the same
+// key reuses them.
 // An AlltoAllV repeats only with the same counts and displacements.
 // SetAlgo forgets them: the algorithm may change (TestSetAlgo).
 

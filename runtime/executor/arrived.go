@@ -19,8 +19,7 @@ import (
 // after the poll. On a host with more ranks than cores the workers were a
 // cost of their own: the ranks' time went to the Go scheduler's hand-offs
 // between three goroutines per process, on top of the context switches
-// between the processes (8-byte AllReduce at np 4 on 2 cores: 29.1 -> 13.6
-// us, medians of four interleaved runs).
+// between the processes (docs/measurements.md#small-receives-polled-by-the-caller).
 
 // Poll says how long the calling goroutine of a step polls the step's
 // small receives before it hands those still missing to workers: Spin

@@ -338,18 +338,10 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 // into the link's buffer inline, segment by segment while there is room
 // (transport.TrySender); larger ones are sent by exec.
 //
-// Posted transfers have no bound of their own but the frame's (frameMax).
-// They had one (4 MiB on the PVM machine, where the kernel copied another
-// process's memory at about 7 GB/s once the buffers were out of the cache
-// against 17 GB/s for a copy in user space; 16 MiB on the AMD host, where
-// a bound of 64 MiB lost at 64 MiB calls), beyond which the rings' two
-// copies served. On the Intel host of 2026-12-05, with the reads as raw
-// system calls (shm.ReadProcess), in place won at every size above it (np
-// 2, interleaved runs, out of place, ms; against the bound of 16 MiB):
-// AllGather 64 MiB 9.9-10.7 against 12.7-13.5 (Open MPI 11.4-11.6), 256
-// MiB 49.5-50.4 against 57.1-65.6 (48.4-51.2); AlltoAll 64 MiB 11.5-13.9
-// against 13.5-14.4, 256 MiB 50.0-51.6 against 56.9-58.9; as Open MPI
-// reads in place at every size.
+// Posted transfers have no bound of their own but the frame's (frameMax):
+// with the reads as raw system calls in place beat the rings' two copies
+// at every size above inlineMax, as Open MPI reads in place at every size
+// (docs/measurements.md#posted-transfers-without-a-bound).
 const inlineMax = 16 << 20
 
 // frameMax is the largest transfer one frame can carry (wire.Header's Len
@@ -378,10 +370,9 @@ type posted struct {
 //
 // Only the caller's send buffer is handed over in place: the receive
 // buffer and scratch are written again by this very collective or the
-// next, and on the project's VM writing pages that another process has
-// just read this way is slow (an AllReduce of 1 MiB at np 2 reduced into
-// such pages at 1/6 of the speed it had elsewhere, 80 us against 14 for
-// 512 KiB), slower than sending them through the ring.
+// next, and writing pages that another process has just read this way
+// can be slower than sending them through the ring
+// (docs/measurements.md#only-the-send-buffer-in-place).
 func (r *run) tryInline(ctx context.Context, t *task, stepReceives bool) bool {
 	link := r.e.links.Open(t.op.Peer)
 	if link == nil {

@@ -18,16 +18,9 @@ import (
 // again. pairStep runs such a first step straight: the send into the
 // link's buffer, then the local ops, then the receive, on the calling
 // goroutine, with the general path's checks (the regions within their
-// buffers, the frame's header against the expected one).
-//
-// Measured on the 2-core KVM machine, 2026-12-03: BenchmarkSmallAllReduce
-// (the executor alone, over a link that answers at once) 219-252 -> 120-151
-// ns out of place, 297-302 -> 186-195 in place; an 8-byte AllReduce at
-// np 2 (hcclrun bench -n 200000, 12 runs interleaved with the build
-// before and with Open MPI) 0.915 -> 0.645 us at the median, Open MPI
-// 0.49. Between two ranks the step's cost counts for more than on one
-// thread: the same exchange written straight against the link in
-// runtime, without the executor, took 0.59.
+// buffers, the frame's header against the expected one). It takes about
+// a third off an 8-byte AllReduce at np 2
+// (docs/measurements.md#one-small-exchange-straight).
 
 // pairMax is the largest transfer pairStep runs: small enough that a send
 // never qualifies to be posted in place (shmlink posts from 256 KiB), and
