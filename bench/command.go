@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hcclrun/hcclrun/launcher"
+	"github.com/hcclrun/hcclrun/runtime/selector"
 )
 
 // Config is what the CLI hands the bench command.
@@ -174,11 +175,11 @@ func parseOptions(c *cli.Context) (*options, error) {
 	for _, cl := range o.colls {
 		o.Colls = append(o.Colls, cl.String())
 	}
-	minB, err := ParseSize(c.String("minbytes"))
+	minB, err := selector.ParseBytes(c.String("minbytes"))
 	if err != nil {
 		return nil, usageErrorf("bench: -b: %v", err)
 	}
-	maxB, err := ParseSize(c.String("maxbytes"))
+	maxB, err := selector.ParseBytes(c.String("maxbytes"))
 	if err != nil {
 		return nil, usageErrorf("bench: -e: %v", err)
 	}
@@ -187,7 +188,7 @@ func parseOptions(c *cli.Context) (*options, error) {
 		if c.IsSet("stepfactor") {
 			return nil, usageErrorf("bench: give -f or -i, not both")
 		}
-		if step, err = ParseSize(c.String("stepbytes")); err != nil {
+		if step, err = selector.ParseBytes(c.String("stepbytes")); err != nil {
 			return nil, usageErrorf("bench: -i: %v", err)
 		}
 		factor = 1

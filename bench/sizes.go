@@ -3,45 +3,16 @@ package bench
 import (
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // maxSweepSizes bounds the size list, so that -i 1 -e 1G fails at once
 // instead of planning a billion rows.
 const maxSweepSizes = 4096
 
-// ParseSize reads a byte count as nccl-tests does: a number with an optional
-// binary suffix K, M or G (2^10, 2^20, 2^30; "KiB", "MB" and lower case are
-// accepted too, all binary).
-func ParseSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K':
-			mult = 1 << 10
-		case 'M':
-			mult = 1 << 20
-		case 'G':
-			mult = 1 << 30
-		}
-		if mult != 1 {
-			t = t[:n-1]
-		}
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("size %q: want a non-negative byte count such as 8, 64K, 16M or 1G", s)
-	}
-	if v > (1<<62)/mult {
-		return 0, fmt.Errorf("size %q is too large", s)
-	}
-	return v * mult, nil
-}
-
 // FormatSize prints a byte count the short way the tables and plots use:
 // 8, 64K, 16M, 1G when it is an exact multiple, the plain number otherwise.
+// Sizes are read by selector.ParseBytes, the one parser of byte counts in
+// flags, environment variables and tuning files.
 func FormatSize(b int64) string {
 	switch {
 	case b >= 1<<30 && b%(1<<30) == 0:

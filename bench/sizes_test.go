@@ -3,6 +3,8 @@ package bench
 import (
 	"slices"
 	"testing"
+
+	"github.com/hcclrun/hcclrun/runtime/selector"
 )
 
 func TestSizes(t *testing.T) {
@@ -34,6 +36,8 @@ func TestSizes(t *testing.T) {
 	}
 }
 
+// TestParseSize holds the sizes bench's flags have always taken, now read
+// by selector.ParseBytes, and FormatSize's output parsing back.
 func TestParseSize(t *testing.T) {
 	tests := []struct {
 		in      string
@@ -42,17 +46,17 @@ func TestParseSize(t *testing.T) {
 	}{
 		{in: "0", want: 0}, {in: "8", want: 8}, {in: "64K", want: 64 << 10}, {in: "16M", want: 16 << 20},
 		{in: "1G", want: 1 << 30}, {in: "64k", want: 64 << 10}, {in: "1MiB", want: 1 << 20}, {in: "2MB", want: 2 << 20},
-		{in: "-1", wantErr: true}, {in: "M", wantErr: true}, {in: "1T", wantErr: true}, {in: "99999999999G", wantErr: true},
+		{in: "-1", wantErr: true}, {in: "M", wantErr: true}, {in: "1T", want: 1 << 40}, {in: "1.5K", want: 1536}, {in: "99999999999G", wantErr: true},
 	}
 	for _, tt := range tests {
-		got, err := ParseSize(tt.in)
+		got, err := selector.ParseBytes(tt.in)
 		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.wantErr)
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.wantErr)
 		}
 	}
 	for _, b := range []int64{0, 8, 100, 1 << 10, 64 << 10, 1 << 20, 3 << 30} {
-		if got, err := ParseSize(FormatSize(b)); err != nil || got != b {
-			t.Errorf("ParseSize(FormatSize(%d) = %q) = %d, %v", b, FormatSize(b), got, err)
+		if got, err := selector.ParseBytes(FormatSize(b)); err != nil || got != b {
+			t.Errorf("ParseBytes(FormatSize(%d) = %q) = %d, %v", b, FormatSize(b), got, err)
 		}
 	}
 }

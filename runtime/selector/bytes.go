@@ -6,8 +6,10 @@ import (
 	"strings"
 )
 
-// ParseBytes parses a size such as "8", "64K", "1M", "1MiB", "2G" or "1.5k"
-// (binary multiples, case-insensitive, an optional "B" or "iB" suffix).
+// ParseBytes parses a size such as "8", "64K", "1M", "1MiB", "2G", "1T" or
+// "1.5k" (binary multiples, case-insensitive, an optional "B" or "iB"
+// suffix, spaces around the number). It is the one parser of byte counts:
+// HCCL_* variables, tuning files, hcclrun plan and bench's -b, -e and -i.
 func ParseBytes(s string) (int64, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
 	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
@@ -39,7 +41,7 @@ func ParseBytes(s string) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil || f < 0 || f*float64(mult) > 1<<62 || f != f {
-		return 0, fmt.Errorf("size %q: not a size", s)
+		return 0, fmt.Errorf("size %q: want a non-negative byte count such as 8, 64K, 16M or 1G", s)
 	}
 	return int64(f * float64(mult)), nil
 }
