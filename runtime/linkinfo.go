@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"slices"
-
-	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
 )
 
 // LinkInfo describes one open data link of a rank.
@@ -24,9 +22,9 @@ func (c *Comm) Links() []LinkInfo {
 	defer m.mu.Unlock()
 	out := make([]LinkInfo, 0, len(m.links))
 	for peer, l := range m.links {
-		info := LinkInfo{Peer: peer, Transport: "tcp"}
-		if s, ok := l.(*shmlink.Link); ok {
-			info.Transport, info.RingBytes = "shm", s.RingBytes()
+		info := LinkInfo{Peer: peer, Transport: m.open[peer].Load().via}
+		if r, ok := l.(interface{ RingBytes() int }); ok {
+			info.RingBytes = r.RingBytes()
 		}
 		out = append(out, info)
 	}

@@ -6,64 +6,45 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	goruntime "runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/hcclrun/hcclrun/internal/cpu"
-	"github.com/hcclrun/hcclrun/internal/wire"
-	"github.com/hcclrun/hcclrun/netio"
-	"github.com/hcclrun/hcclrun/ranktable"
 	"github.com/hcclrun/hcclrun/runtime/executor"
 	"github.com/hcclrun/hcclrun/runtime/topo"
 	"github.com/hcclrun/hcclrun/runtime/transport"
-	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
-	"github.com/hcclrun/hcclrun/runtime/transport/tcplink"
-	"github.com/hcclrun/hcclrun/shm"
 )
 
 // linkManager opens the data links of a rank lazily, the first time the
 // executor needs a peer. Of two ranks, the higher one dials and the lower
 // one accepts, so both sides agree on one connection without talking first.
 //
-// Transports are tried in order, as NCCL does: shared memory when the
-// peer's topology facts say it shares this rank's host (and HCCL_SHM_DISABLE
-// is not set), then TCP. The lower rank listens on both and takes whatever
-// arrives. Endpoints and facts are published on the control plane under
-// dataKey(rank) and factsKey(rank), the name of the rank's shared-memory
-// socket with its facts (published): the name is random, so that another
-// local user cannot take it first, and only the job's ranks learn it.
+// It walks a table of transports, as NCCL does (transports.go builds it):
+// {shm, tcp}, or {tcp} alone when shared memory is off. The rank listens
+// on every transport of its table and publishes the listeners' endpoints
+// with its topology facts on the control plane (factsKey); to link to a
+// lower rank it takes the first transport whose CanConnect accepts the
+// two ranks' facts and to which the peer published an endpoint, and falls
+// back to the next when a dial fails. The endpoint of a rank's
+// shared-memory socket is a random name, so that another local user cannot
+// take it first, and only the job's ranks learn it.
 type linkManager struct {
 	rank, size int
-	jobID      string
-	key        []byte
 	ctl        controlPlane
-	tcp        *netio.Listener
-	// shmOn says that this rank links to the ranks of its host over
-	// shared memory; shm is its listener, nil when shared memory is off
-	// or its socket name was taken (the higher ranks then dial TCP).
-	shmOn     bool
-	shm       *shmlink.Listener
-	ringBytes int
-	// lazyRings leaves the pages of the links' segments to fault in at
-	// first touch: where the rings were shrunk, or the ranks outnumber the
-	// CPUs lazyCrowd times over, a rank opens links that carry little (a
-	// Barrier's), and reading them all ahead was most of its CPU time,
-	// which on shared cores is its peers' too.
-	lazyRings bool
-	// shmFallbacks counts the links to ranks of this host that went over
-	// TCP because shared memory failed.
-	shmFallbacks atomic.Int32
-	noDirect     bool                // HCCL_SHM_DIRECT=0: the shm links do not probe for in-place reads
-	pipeBytes    int                 // asked of each pipe of an shm link (shmlink.PipeBytes)
-	noPipes      bool                // in-place reads without pipes (pipesOff)
-	dataOpts     netio.SocketOptions // of the TCP data links (congestion.go)
-	facts        topo.Facts          // this rank's
-	log          *slog.Logger
-	poll         executor.Poll // how the executor waits for several small receives, from the wait policy
+	// table is the transports in order of preference; listeners are
+	// their listeners, by the same index, nil where a transport is
+	// unavailable at this rank (transport.Unavailable: its peers then
+	// pass it over).
+	table     []transport.Transport
+	listeners []transport.Listener
+	// fallbacks counts the links that went over a later transport of the
+	// table because a dial over an earlier one failed.
+	fallbacks atomic.Int32
+	ringBytes int           // of the shm links: the capacity of each ring (transports.go)
+	lazyRings bool          // the shm links' pages fault in at first touch (shmlink.Host.LazyRings)
+	poll      executor.Poll // how the executor waits for several small receives, from the wait policy
+	facts     topo.Facts    // this rank's
+	log       *slog.Logger
 
 	mu    sync.Mutex
 	links map[int]transport.Link
@@ -81,40 +62,30 @@ type linkManager struct {
 	acceptDone sync.WaitGroup
 }
 
-func dataKey(rank int) string  { return "data/" + strconv.Itoa(rank) }
 func factsKey(rank int) string { return "topo/" + strconv.Itoa(rank) }
 
 // published is what a rank puts under factsKey: its topology facts and
-// the name of its shared-memory socket, "" when it has none (shared
-// memory off, or the name taken), which tells the higher ranks of its
-// host to dial TCP at once.
+// the endpoint of each of its listeners by transport name. A transport
+// missing there (shared memory off, or its socket name taken) tells the
+// rank's peers to pass it over at once.
 type published struct {
 	topo.Facts
-	ShmAddr string `json:"shm_addr,omitempty"`
+	Endpoints map[string]string `json:"endpoints,omitempty"`
 }
 
-// newLinkManager listens for data links on ip (and on the shared-memory
-// socket), and publishes the endpoint and the rank's facts. serverCPUs is
-// how many CPUs the ranks of this server are bound to together, 0 when
-// they are not bound (tableFacts).
+// newLinkManager listens for data links on every transport of the rank's
+// table (transports.go; TCP on ip), and publishes the endpoints with the
+// rank's facts. serverCPUs is how many CPUs the ranks of this server are
+// bound to together, 0 when they are not bound (tableFacts).
 func newLinkManager(ctx context.Context, job Job, knobs tunables, ip string, facts topo.Facts, serverCPUs int, ctl controlPlane, log *slog.Logger) (*linkManager, error) {
-	congestion, err := congestionFor(knobs, log)
+	ts, err := transportsFor(job, knobs, ip, facts, serverCPUs, log)
 	if err != nil {
 		return nil, err
 	}
-	ring := ringBytesFor(knobs.BuffSize, job.LocalSize)
-	me := wire.Hello{Purpose: wire.PurposeData, Rank: uint32(job.Rank)}
-	tcp, err := netio.Listen(net.JoinHostPort(ip, "0"), job.Key, me, log)
-	if err != nil {
-		return nil, fmt.Errorf("listen for data links on %s: %w", ip, err)
-	}
 	m := &linkManager{
-		rank: job.Rank, size: job.Size, jobID: job.JobID, key: job.Key, ctl: ctl, tcp: tcp, log: log,
-		ringBytes: ring,
-		lazyRings: ring < shmlink.HostRingBytes(knobs.BuffSize, 2) || job.LocalSize > lazyCrowd*hostCPUs(serverCPUs, facts.CPUs),
-		noDirect:  knobs.shmDirect() == directNone, facts: facts,
-		pipeBytes: shmlink.PipeBytes(job.LocalSize), noPipes: pipesOff(knobs, job.LocalSize, job.LocalSize > yieldCrowd*hostCPUs(serverCPUs, facts.CPUs), log),
-		dataOpts:  netio.SocketOptions{Congestion: congestion},
+		rank: job.Rank, size: job.Size, ctl: ctl, log: log, facts: facts,
+		table: ts.table, listeners: make([]transport.Listener, len(ts.table)),
+		ringBytes: ts.ringBytes, lazyRings: ts.lazyRings, poll: ts.poll,
 		links:     make(map[int]transport.Link),
 		open:      make([]atomic.Pointer[openLink], job.Size),
 		arrived:   make(map[int]chan struct{}),
@@ -122,34 +93,21 @@ func newLinkManager(ctx context.Context, job Job, knobs tunables, ip string, fac
 		peerFacts: make(map[int]published),
 		done:      make(chan struct{}),
 	}
-	spin, yield, wake := waitPolicy(job.LocalSize, serverCPUs, facts.CPUs)
-	tcplink.SetSpin(spin)
-	if !knobs.ShmDisable && job.Size > 1 {
-		if err := checkShmSpace(job.LocalSize, m.ringBytes); err != nil {
-			tcp.Close()
+	m.facts.DataIP = ip
+	pub := published{Facts: m.facts, Endpoints: make(map[string]string, len(m.table))}
+	for i, t := range m.table {
+		ln, err := t.Listen()
+		var u *transport.Unavailable
+		switch {
+		case errors.As(err, &u):
+			log.Warn(u.Reason, "err", u.Err)
+			continue
+		case err != nil:
+			m.close()
 			return nil, err
 		}
-		shm.SetSpin(spin)
-		shm.SetYield(yield)
-		shm.SetWakePeriod(wake)
-		shmlink.SetShare(spin > 0) // a core for each rank: see SetShare
-		m.poll = executor.Poll{Spin: spin, Yield: yield, Relax: cpu.Pause, YieldProcessor: shm.Yield}
-		m.shmOn = true
-		m.shm, err = shmlink.ListenConfig{Tag: knobs.ShmSocketTag}.Listen(job.JobID, job.Rank, job.Key, log)
-		switch {
-		case errors.Is(err, shmlink.ErrNameTaken):
-			// Only a process that knew the tag can have taken the name:
-			// it must not stop the job, which reaches this rank over TCP.
-			log.Warn("the shared-memory socket name is taken by another process; the ranks of this host reach this rank over TCP", "err", err)
-		case err != nil:
-			tcp.Close()
-			return nil, fmt.Errorf("listen for shared-memory links: %w", err)
-		}
-	}
-	m.facts.DataIP = ip
-	pub := published{Facts: m.facts}
-	if m.shm != nil {
-		pub.ShmAddr = m.shm.Addr()
+		m.listeners[i] = ln
+		pub.Endpoints[t.Name()] = ln.Addr()
 	}
 	blob, err := json.Marshal(pub)
 	if err != nil {
@@ -160,15 +118,11 @@ func newLinkManager(ctx context.Context, job Job, knobs tunables, ip string, fac
 		m.close()
 		return nil, fmt.Errorf("publish topology facts: %w", err)
 	}
-	if err := ctl.Put(ctx, dataKey(job.Rank), []byte(tcp.Addr().String())); err != nil {
-		m.close()
-		return nil, fmt.Errorf("publish data endpoint: %w", err)
-	}
-	m.acceptDone.Add(1)
-	go m.acceptTCP()
-	if m.shm != nil {
-		m.acceptDone.Add(1)
-		go m.acceptShm()
+	for i, ln := range m.listeners {
+		if ln != nil {
+			m.acceptDone.Add(1)
+			go m.accept(m.table[i].Name(), ln)
+		}
 	}
 	return m, nil
 }
@@ -191,36 +145,21 @@ func (m *linkManager) deliver(peer int, l transport.Link, via string) {
 		l.Close()
 		return
 	}
-	m.addLink(peer, l)
+	m.addLink(peer, l, via)
 	close(m.arrival(peer))
 	m.log.Debug("link accepted", "peer", peer, "via", via)
 }
 
-func (m *linkManager) acceptTCP() {
+// accept delivers the links ln accepts, which come over the transport
+// via, until ln closes.
+func (m *linkManager) accept(via string, ln transport.Listener) {
 	defer m.acceptDone.Done()
 	for {
-		conn, hello, err := m.tcp.Accept()
+		l, peer, err := ln.Accept()
 		if err != nil {
 			return // closed
 		}
-		if hello.Purpose != wire.PurposeData || hello.Rank == wire.LauncherRank {
-			m.log.Warn("dropping a connection that is not a data link", "hello", hello.String(), "remote", conn.RemoteAddr().String())
-			conn.Close()
-			continue
-		}
-		m.tuneData(conn, int(hello.Rank))
-		m.deliver(int(hello.Rank), tcplink.New(conn, int(hello.Rank)), "tcp")
-	}
-}
-
-func (m *linkManager) acceptShm() {
-	defer m.acceptDone.Done()
-	for {
-		l, peer, err := m.shm.Accept(context.Background())
-		if err != nil {
-			return // closed
-		}
-		m.deliver(peer, l, "shm")
+		m.deliver(peer, l, via)
 	}
 }
 
@@ -271,7 +210,7 @@ func (m *linkManager) Link(ctx context.Context, peer int) (transport.Link, error
 	d := &pendingDial{done: make(chan struct{})}
 	m.dialing[peer] = d
 	m.mu.Unlock()
-	l, err := m.dialUntilClosed(ctx, peer)
+	l, via, err := m.dialUntilClosed(ctx, peer)
 	m.mu.Lock()
 	delete(m.dialing, peer)
 	switch {
@@ -280,7 +219,7 @@ func (m *linkManager) Link(ctx context.Context, peer int) (transport.Link, error
 		l.Close()
 		l, err = nil, ErrClosed
 	default:
-		m.addLink(peer, l)
+		m.addLink(peer, l, via)
 	}
 	m.mu.Unlock()
 	d.link, d.err = l, err
@@ -293,7 +232,7 @@ func (m *linkManager) Link(ctx context.Context, peer int) (transport.Link, error
 // listener gone, so every attempt is refused) must then fail at once with
 // the abort rather than retry until ctx ends (seen in CI: a rank reported
 // 20 s of refused dials to a peer of a job that another rank had aborted).
-func (m *linkManager) dialUntilClosed(ctx context.Context, peer int) (transport.Link, error) {
+func (m *linkManager) dialUntilClosed(ctx context.Context, peer int) (l transport.Link, via string, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -303,15 +242,15 @@ func (m *linkManager) dialUntilClosed(ctx context.Context, peer int) (transport.
 		case <-ctx.Done():
 		}
 	}()
-	l, err := m.dial(ctx, peer)
+	l, via, err = m.dial(ctx, peer)
 	if err != nil {
 		select {
 		case <-m.done:
-			return nil, ErrClosed
+			return nil, "", ErrClosed
 		default:
 		}
 	}
-	return l, err
+	return l, via, err
 }
 
 // pendingDial is a dial in progress that other callers wait for.
@@ -331,8 +270,12 @@ func (m *linkManager) Open(peer int) transport.Link {
 	return m.links[peer]
 }
 
-// openLink boxes a link for linkManager.open.
-type openLink struct{ transport.Link }
+// openLink boxes a link for linkManager.open, with the name of the
+// transport it goes over.
+type openLink struct {
+	transport.Link
+	via string
+}
 
 // opened returns the open link to peer without the lock, nil when there is
 // none (or the manager stopped).
@@ -346,23 +289,24 @@ func (m *linkManager) opened(peer int) transport.Link {
 	return nil
 }
 
-// warmShm reads every page of every open shared-memory link
+// warmShm reads every page of every open link that has pages to read
 // (shmlink.Link.Warm), so that calls timed from now on time the rings as
 // they will stay (posttune.go).
 func (m *linkManager) warmShm() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, l := range m.links {
-		if s, ok := l.(*shmlink.Link); ok {
-			s.Warm()
+		if w, ok := l.(interface{ Warm() }); ok {
+			w.Warm()
 		}
 	}
 }
 
-// addLink records the link to peer; m.mu must be held.
-func (m *linkManager) addLink(peer int, l transport.Link) {
+// addLink records the link to peer, which goes over the transport via;
+// m.mu must be held.
+func (m *linkManager) addLink(peer int, l transport.Link, via string) {
 	m.links[peer] = l
-	m.open[peer].Store(&openLink{l})
+	m.open[peer].Store(&openLink{l, via})
 }
 
 // PeerFacts returns the topology facts peer published, waiting for them.
@@ -395,53 +339,41 @@ func (m *linkManager) peerPublished(ctx context.Context, peer int) (published, e
 	return p, nil
 }
 
-// dial opens a link to the lower rank peer: shared memory when it shares
-// this rank's host, else (or when that fails) TCP.
-func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, error) {
-	if m.shmOn {
-		p, err := m.peerPublished(ctx, peer)
-		if err != nil {
-			return nil, err
-		}
+// dial opens a link to the lower rank peer over the first transport of
+// the table that can connect the two ranks and that the peer listens on,
+// falling back to the next such one when a dial fails (a full /dev/shm,
+// say), and returns it with the transport's name.
+func (m *linkManager) dial(ctx context.Context, peer int) (transport.Link, string, error) {
+	p, err := m.peerPublished(ctx, peer)
+	if err != nil {
+		return nil, "", err
+	}
+	var ways []transport.Transport
+	for _, t := range m.table {
 		switch {
-		case !topo.SameHost(m.facts, p.Facts):
-		case p.ShmAddr == "":
+		case !t.CanConnect(m.facts, p.Facts):
+		case p.Endpoints[t.Name()] == "":
 			// The peer said so itself (and warned, if it had to).
-			m.log.Debug("the rank has no shared-memory socket, using TCP", "peer", peer)
+			m.log.Debug(fmt.Sprintf("the rank does not listen on %s, passing it over", t.Name()), "peer", peer)
 		default:
-			l, err := shmlink.Dial(ctx, shmlink.DialConfig{JobID: m.jobID, Addr: p.ShmAddr, Key: m.key, Self: m.rank, Peer: peer, RingBytes: m.ringBytes, NoDirect: m.noDirect, PipeBytes: m.pipeBytes, NoPipes: m.noPipes, Segment: shm.Options{Lazy: m.lazyRings}})
-			if err == nil {
-				m.log.Debug("link dialled", "peer", peer, "via", "shm", "reads_in_place", l.ReadsDirect())
-				return l, nil
-			}
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			// The first fallback is worth a warning; the next ones
-			// (a full /dev/shm fails every link after it) only repeat it.
-			if m.shmFallbacks.Add(1) == 1 {
-				m.log.Warn("shared memory to a rank of this host failed, using TCP (later links that fall back are logged at TRACE)", "peer", peer, "err", err)
-			} else {
-				m.log.Debug("shared memory to a rank of this host failed, using TCP", "peer", peer, "err", err)
-			}
+			ways = append(ways, t)
 		}
 	}
-	addr, err := m.ctl.Get(ctx, dataKey(peer))
-	if err != nil {
-		return nil, fmt.Errorf("look up the data endpoint of rank %d: %w", peer, err)
+	for i, t := range ways {
+		l, err := t.Dial(ctx, peer, p.Endpoints[t.Name()])
+		if err == nil || ctx.Err() != nil || i == len(ways)-1 {
+			return l, t.Name(), err
+		}
+		// The first fallback is worth a warning; the next ones (a full
+		// /dev/shm fails every link after it) only repeat it.
+		msg := fmt.Sprintf("a link over %s to a rank failed, using %s", t.Name(), ways[i+1].Name())
+		if m.fallbacks.Add(1) == 1 {
+			m.log.Warn(msg+" (later links that fall back are logged at TRACE)", "peer", peer, "err", err)
+		} else {
+			m.log.Debug(msg, "peer", peer, "err", err)
+		}
 	}
-	me := wire.Hello{Purpose: wire.PurposeData, Rank: uint32(m.rank)}
-	conn, hello, err := netio.Dial(ctx, string(addr), m.key, me)
-	if err != nil {
-		return nil, fmt.Errorf("connect to rank %d at %s: %w", peer, addr, err)
-	}
-	if hello.Purpose != wire.PurposeData || int(hello.Rank) != peer {
-		conn.Close()
-		return nil, fmt.Errorf("connect to rank %d at %s: answered by %s", peer, addr, hello)
-	}
-	m.tuneData(conn, peer)
-	m.log.Debug("link dialled", "peer", peer, "via", "tcp", "addr", string(addr))
-	return tcplink.New(conn, peer), nil
+	return nil, "", fmt.Errorf("no transport links rank %d to rank %d", m.rank, peer)
 }
 
 // close closes the listeners and every link, releasing the links' memory:
@@ -472,9 +404,10 @@ func (m *linkManager) stop(release bool) error {
 	m.mu.Unlock()
 	var errs []error
 	if first {
-		errs = append(errs, m.tcp.Close())
-		if m.shm != nil {
-			errs = append(errs, m.shm.Close())
+		for _, ln := range m.listeners {
+			if ln != nil {
+				errs = append(errs, ln.Close())
+			}
 		}
 	}
 	for _, l := range links {
@@ -487,80 +420,3 @@ func (m *linkManager) stop(release bool) error {
 	m.acceptDone.Wait()
 	return errors.Join(errs...)
 }
-
-// lazyCrowd is how many ranks per CPU a host has beyond which its links'
-// pages fault in at first touch (linkManager.lazyRings). Up to it (np 4 on
-// 2 CPUs, where the calibrations ran) they are read ahead as before.
-const lazyCrowd = 2
-
-// ringBytesFor is the ring of each shm link of a host of localSize ranks
-// when HCCL_BUFFSIZE asks for buffSize: shrunk on a crowded host
-// (shmlink.HostRingBytes) and to let a full mesh fit in half of what
-// /dev/shm has free (shmlink.FitRingBytes).
-func ringBytesFor(buffSize, localSize int) int {
-	ring := shmlink.HostRingBytes(buffSize, localSize)
-	if free, err := shm.StatfsFree(shm.DefaultDir); err == nil {
-		ring = shmlink.FitRingBytes(ring, localSize, free)
-	}
-	return ring
-}
-
-// checkShmSpace fails Init with an actionable message when /dev/shm cannot
-// hold the segments of the two links every collective of a host of
-// localSize ranks opens first (a ring's neighbours), instead of failing in
-// the middle of one. Links open on first use, and a link whose segment
-// does not fit then goes over TCP with a warning (dial), so Init asks for
-// no more than that.
-func checkShmSpace(localSize, ringBytes int) error {
-	if localSize < 2 {
-		return nil
-	}
-	seg, err := shmlink.SegmentBytes(ringBytes)
-	if err != nil {
-		return fmt.Errorf("HCCL_BUFFSIZE: %w", err)
-	}
-	return shm.CheckSpace(shm.DefaultDir, uint64(min(localSize-1, 2))*uint64(seg), nil)
-}
-
-// hostCPUs is how many CPUs the ranks of this rank's server share:
-// serverCPUs when the launcher bound the ranks (the rank table's CPUs of
-// the server; each rank's own affinity is then its share only), else what
-// this rank may use (cpuList, its affinity, or runtime.NumCPU, which
-// honours it), as the ranks of an unbound host share it.
-func hostCPUs(serverCPUs int, cpuList string) int {
-	if serverCPUs > 0 {
-		return serverCPUs
-	}
-	if list, err := ranktable.ParseCPUList(cpuList); err == nil && len(list) > 0 {
-		return len(list)
-	}
-	return goruntime.NumCPU()
-}
-
-// waitPolicy says how a rank waiting on shared memory polls before it
-// sleeps (docs/performance.md, "Waiting"). With a CPU for every rank of the
-// host it spins for 200 us: a sleep costs tens of microseconds of wake-up
-// latency. On an oversubscribed host a spinning rank would steal the core
-// its peer needs, so it does not spin and yields the processor between
-// checks for 100 us instead: the peer it waits for is often next in line
-// for this core. Beyond yieldCrowd ranks per CPU it goes to sleep at once,
-// and sleeps up to shm.CrowdWakePeriod between looks: there the yielders
-// outnumber the ranks at work, each yield handing the core to another
-// yielder rather than to a worker, and the periodic wakes of hundreds of
-// sleepers cost the workers their CPU. wake is the sleepers' period
-// (shm.SetWakePeriod). The host's CPUs are hostCPUs'.
-func waitPolicy(localSize, serverCPUs int, cpuList string) (spin, yield, wake time.Duration) {
-	cpus := hostCPUs(serverCPUs, cpuList)
-	switch {
-	case localSize <= cpus:
-		return 200 * time.Microsecond, 0, shm.WakePeriod
-	case localSize > yieldCrowd*cpus:
-		return 0, 0, shm.CrowdWakePeriod
-	}
-	return 0, 100 * time.Microsecond, shm.WakePeriod
-}
-
-// yieldCrowd is how many ranks per CPU a host may have for its waiters to
-// yield (waitPolicy); where the crossover lies was measured
-// (docs/performance.md, "Waiting").
-const yieldCrowd = 8

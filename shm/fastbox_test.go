@@ -167,9 +167,8 @@ func TestFastBoxClose(t *testing.T) {
 // lost one costs a WakePeriod, 400 of them would outlast the context.
 func TestFastBoxWakesSleeper(t *testing.T) {
 	ctx := testCtx(t, 15*time.Second)
-	defer SetSpin(time.Duration(spinFor.Load()))
-	SetSpin(0)
-	prod, cons := ringPair(t, 4096)
+	asleep := WaitPolicy{WakePeriod: WakePeriod} // no spin: to sleep at once
+	prod, cons := ringPairWith(t, 4096, asleep)
 	woken := false
 	for attempt := 0; attempt < 5 && !woken; attempt++ {
 		done := make(chan error, 1)
@@ -191,8 +190,8 @@ func TestFastBoxWakesSleeper(t *testing.T) {
 		t.Error("a boxed frame never woke the sleeping consumer")
 	}
 
-	aProd, aCons := ringPair(t, 4096)
-	bProd, bCons := ringPair(t, 4096)
+	aProd, aCons := ringPairWith(t, 4096, asleep)
+	bProd, bCons := ringPairWith(t, 4096, asleep)
 	const rounds = 400
 	go func() {
 		for i := 0; i < rounds; i++ {

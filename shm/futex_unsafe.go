@@ -34,7 +34,7 @@ func futexWakeUp(w *atomic.Uint32, n int) {
 
 // Yield gives the processor to another runnable thread of the system, if
 // any (sched_yield): what the waiters of an oversubscribed host do between
-// looks (SetYield), and what a caller polling several rings should do
+// looks (WaitPolicy.Yield), and what a caller polling several rings should do
 // too. It does not block, so it bypasses the Go scheduler's system-call
 // bookkeeping.
 func Yield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }

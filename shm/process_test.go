@@ -37,9 +37,9 @@ const procRing = 64 << 10
 func twoRings(mem []byte, create bool) (out, in *Ring, err error) {
 	open := func(b []byte) (*Ring, error) {
 		if create {
-			return NewRing(b, procRing)
+			return NewRing(b, procRing, WaitPolicy{})
 		}
-		return OpenRing(b)
+		return OpenRing(b, WaitPolicy{})
 	}
 	r0, err := open(mem)
 	if err != nil {

@@ -40,7 +40,7 @@ import (
 
 // regionDir is where regions are created: the tmpfs whose size limit the
 // administrator set for shared memory, as for segments.
-var regionDir = DefaultDir
+const regionDir = DefaultDir
 
 // Region is shared memory that this process's peers can map.
 type Region struct {
@@ -58,6 +58,9 @@ type RegionRef struct {
 	Offset uint64
 }
 
+// regions are this process's live regions, for FindRegion. They are the
+// process's, not a link's or a communicator's: the memory MemAlloc hands
+// out may go over any link of any communicator.
 var regions struct {
 	sync.RWMutex
 	live []*Region // ordered by address

@@ -81,7 +81,8 @@ type Ring struct {
 	fast   fastBoxes  // small frames beside the ring (fastbox.go)
 	shares shareWords // shared reads (share.go)
 
-	chunk int
+	chunk  int
+	policy WaitPolicy // this side's waits, resolved (wait.go)
 
 	local atomic.Bool           // Close was called in this process
 	cause atomic.Pointer[error] // set by Abort
@@ -107,10 +108,11 @@ type Ring struct {
 }
 
 // NewRing lays out an empty ring with capacity data bytes at the start of b
-// (which must hold RingBytes(capacity)) and returns a handle on it. The
-// creator calls NewRing before the peer can see the memory; the peer calls
-// OpenRing on its own mapping.
-func NewRing(b []byte, capacity int) (*Ring, error) {
+// (which must hold RingBytes(capacity)) and returns a handle on it whose
+// waits follow wait. The creator calls NewRing before the peer can see the
+// memory; the peer calls OpenRing on its own mapping, with a policy of its
+// own.
+func NewRing(b []byte, capacity int, wait WaitPolicy) (*Ring, error) {
 	if capacity < MinRingCapacity || bits.OnesCount(uint(capacity)) != 1 {
 		return nil, fmt.Errorf("shm: ring capacity %d: want a power of two >= %d", capacity, MinRingCapacity)
 	}
@@ -130,12 +132,12 @@ func NewRing(b []byte, capacity int) (*Ring, error) {
 	word64(hdr, offCapacity).Store(uint64(capacity))
 	word32(hdr, offVersion).Store(ringVersion)
 	word32(hdr, offMagic).Store(ringMagic)
-	return attach(b, capacity), nil
+	return attach(b, capacity, wait), nil
 }
 
 // OpenRing returns a handle on a ring that NewRing laid out at the start of
-// b, in this or another process.
-func OpenRing(b []byte) (*Ring, error) {
+// b, in this or another process, whose waits follow wait.
+func OpenRing(b []byte, wait WaitPolicy) (*Ring, error) {
 	if len(b) < RingHeaderSize {
 		return nil, fmt.Errorf("shm: open ring: %d bytes is smaller than a ring header", len(b))
 	}
@@ -149,10 +151,10 @@ func OpenRing(b []byte) (*Ring, error) {
 	if c < MinRingCapacity || bits.OnesCount64(c) != 1 || c > uint64(len(b)-RingHeaderSize) {
 		return nil, fmt.Errorf("shm: open ring: capacity %d does not fit %d bytes", c, len(b))
 	}
-	return attach(b, int(c)), nil
+	return attach(b, int(c), wait), nil
 }
 
-func attach(b []byte, capacity int) *Ring {
+func attach(b []byte, capacity int, wait WaitPolicy) *Ring {
 	hdr := b[:RingHeaderSize]
 	r := &Ring{
 		data:        b[RingHeaderSize : RingHeaderSize+capacity : RingHeaderSize+capacity],
@@ -176,6 +178,7 @@ func attach(b []byte, capacity int) *Ring {
 		fast:        attachFastBoxes(hdr),
 		shares:      attachShareWords(hdr),
 		chunk:       min(capacity/4, maxChunk),
+		policy:      wait.resolved(),
 	}
 	r.wHead = r.head.Load()
 	r.wTail = r.tail.Load()

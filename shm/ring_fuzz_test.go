@@ -26,11 +26,11 @@ func fuzzBody(t *testing.T, ops []byte) {
 	}
 	const capacity = MinRingCapacity
 	mem := make([]byte, RingBytes(capacity))
-	prod, err := NewRing(mem, capacity)
+	prod, err := NewRing(mem, capacity, WaitPolicy{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cons, err := OpenRing(mem)
+	cons, err := OpenRing(mem, WaitPolicy{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,16 +28,22 @@ func testCtx(t *testing.T, d time.Duration) context.Context {
 // it, as the two processes would hold them.
 func ringPair(t *testing.T, capacity int) (prod, cons *Ring) {
 	t.Helper()
+	return ringPairWith(t, capacity, WaitPolicy{})
+}
+
+// ringPairWith is ringPair with both sides waiting as wait says.
+func ringPairWith(t *testing.T, capacity int, wait WaitPolicy) (prod, cons *Ring) {
+	t.Helper()
 	seg, err := Create(RingBytes(capacity), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { seg.Close() })
-	prod, err = NewRing(seg.Bytes(), capacity)
+	prod, err = NewRing(seg.Bytes(), capacity, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cons, err = OpenRing(seg.Bytes())
+	cons, err = OpenRing(seg.Bytes(), wait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,17 +72,17 @@ func TestRingRejectsBadLayouts(t *testing.T) {
 		{"memory too short", mem[:RingBytes(1<<15)], 1 << 16},
 	}
 	for _, tt := range tests {
-		if _, err := NewRing(tt.mem, tt.capacity); err == nil {
+		if _, err := NewRing(tt.mem, tt.capacity, WaitPolicy{}); err == nil {
 			t.Errorf("%s: NewRing succeeded", tt.name)
 		}
 	}
-	if _, err := OpenRing(make([]byte, RingBytes(4096))); err == nil {
+	if _, err := OpenRing(make([]byte, RingBytes(4096)), WaitPolicy{}); err == nil {
 		t.Error("OpenRing of zeroed memory succeeded")
 	}
-	if _, err := NewRing(mem, 1<<16); err != nil {
+	if _, err := NewRing(mem, 1<<16, WaitPolicy{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenRing(mem[:RingBytes(1<<15)]); err == nil {
+	if _, err := OpenRing(mem[:RingBytes(1<<15)], WaitPolicy{}); err == nil {
 		t.Error("OpenRing of a truncated mapping succeeded")
 	}
 }

@@ -10,68 +10,58 @@ import (
 )
 
 // WakePeriod bounds how long a waiter sleeps in the kernel without looking
-// at its context and at the ring's closed flag. A wake-up costs a few
-// microseconds, so 20 per second per sleeping rank is noise even with eight
-// ranks on two cores, and a cancelled context is noticed within 50 ms. A
-// dead peer is usually noticed sooner: the liveness watcher (Watch) aborts
-// the ring, which wakes the sleeper at once.
+// at its context and at the ring's closed flag: the default of
+// WaitPolicy.WakePeriod, and its least value. A wake-up costs a few
+// microseconds, so 20 per second per sleeping rank is noise even with
+// eight ranks on two cores, and a cancelled context is noticed within 50
+// ms. A dead peer is usually noticed sooner: the liveness watcher (Watch)
+// aborts the ring, which wakes the sleeper at once.
 const WakePeriod = 50 * time.Millisecond
 
-// CrowdWakePeriod is the wake period of a process that sets it
-// (SetWakePeriod) for a crowded host: there every periodic wake of every
-// sleeping rank costs the others CPU time (a wake-up, and the Go runtime's
-// system monitor polling for a millisecond after it), while a sleeper is
-// still woken at once by its peer, by Close or Abort, and by its context
-// (which a waiter of a long period registers to be woken by).
+// CrowdWakePeriod is the wake period for a crowded host: there every
+// periodic wake of every sleeping rank costs the others CPU time (a
+// wake-up, and the Go runtime's system monitor polling for a millisecond
+// after it), while a sleeper is still woken at once by its peer, by Close
+// or Abort, and by its context (which a waiter of a long period registers
+// to be woken by).
 const CrowdWakePeriod = time.Second
 
-// wakePeriod is the period waiters of this process sleep for at most
-// (nanoseconds): WakePeriod unless SetWakePeriod.
-var wakePeriod atomic.Int64
-
-func init() { wakePeriod.Store(int64(WakePeriod)) }
-
-// SetWakePeriod sets how long waiters of this process sleep in the kernel
-// at most between looks at the ring (WakePeriod by default, at least it).
-// The process that owns the ranks decides, as for SetSpin.
-func SetWakePeriod(d time.Duration) { wakePeriod.Store(int64(max(d, WakePeriod))) }
-
-// spinFor is how long a waiter polls before it sleeps (nanoseconds). A
-// commit by a peer running on another core shows up within a fraction of a
-// microsecond, while a sleep costs a futex round trip and, worse, the
-// scheduler's wake-up latency: 40-50 us to a sleeping process here. So when
-// every rank of the host has a core of its own, waiting a while awake is
-// far cheaper than sleeping. On an oversubscribed host the peer may need
-// this very core to make progress, so the spin must stay short there. The
-// process that owns the ranks decides (SetSpin); the default is the short,
-// always-safe one.
-var spinFor atomic.Int64
-
-// DefaultSpin is the spin of a process that never called SetSpin.
+// DefaultSpin is the spin of the zero WaitPolicy: short enough to be safe
+// on a host with more ranks than cores, where a spinning waiter would take
+// the core its peer needs.
 const DefaultSpin = 4 * time.Microsecond
 
-func init() { spinFor.Store(int64(DefaultSpin)) }
+// WaitPolicy says how the waiters of one side of a ring wait for the
+// other: they poll for Spin, yielding to the process's other goroutines
+// between checks; then for Yield, giving the processor to any other
+// runnable thread between checks (sched_yield); then they sleep in the
+// futex, WakePeriod at most at a time, until the other side wakes them.
+//
+// Spinning is far cheaper than sleeping when every rank of the host has a
+// core of its own: a commit by a peer on another core shows within a
+// fraction of a microsecond, where a sleep costs a futex round trip and
+// the scheduler's wake-up latency. On an oversubscribed host the peer may
+// need this very core, and yielding hands it over for the price of a
+// context switch (docs/measurements.md#spin-and-yield). The process that
+// owns the ranks decides (runtime/transport/shmlink's Host.Wait); each side
+// of a ring has its own, fixed when the side is opened (NewRing,
+// OpenRing).
+//
+// The zero value is the default policy: DefaultSpin, no yield, and
+// WakePeriod. Any other value is taken as it is, a zero WakePeriod meaning
+// WakePeriod (and a shorter one raised to it), negative durations none.
+type WaitPolicy struct {
+	Spin, Yield, WakePeriod time.Duration
+}
 
-// SetSpin sets how long waiters of this process poll before they sleep.
-// The spin yields to the process's other goroutines between checks.
-func SetSpin(d time.Duration) { spinFor.Store(int64(max(d, 0))) }
-
-// yieldFor is how long a waiter goes on polling after the spin, giving the
-// processor away to any other runnable process between checks
-// (sched_yield), before it sleeps (nanoseconds; 0 by default). On a host
-// with more ranks than cores the peer a waiter waits for is often queued
-// for this very core: yielding hands it over at the cost of a context
-// switch, where a futex sleep costs the waker a system call and the
-// sleeper a wake-up through the scheduler, tens of microseconds on these
-// VMs. Measured, 8-byte AllReduce at np 4 on 2 cores with GOMAXPROCS=1:
-// 52-69 us without a yield phase, 30-31 us with 100 us of it (20 us: 34-59,
-// 200 us: 30-50); AllReduce of 64 KiB 71-125 us against 143-260.
-var yieldFor atomic.Int64
-
-// SetYield sets how long waiters of this process yield the processor
-// between checks, after the spin, before they sleep. The process that owns
-// the ranks decides, as for SetSpin.
-func SetYield(d time.Duration) { yieldFor.Store(int64(max(d, 0))) }
+// resolved is p with its defaults filled in, as a ring keeps it: the
+// waits read its fields as they are.
+func (p WaitPolicy) resolved() WaitPolicy {
+	if p == (WaitPolicy{}) {
+		return WaitPolicy{Spin: DefaultSpin, WakePeriod: WakePeriod}
+	}
+	return WaitPolicy{Spin: max(p.Spin, 0), Yield: max(p.Yield, 0), WakePeriod: max(p.WakePeriod, WakePeriod)}
+}
 
 // await returns when the consumer (consumer true) may find data, or the
 // producer space, or the ring was closed or aborted, or ctx is done. The
@@ -122,10 +112,10 @@ func wakeSleeper(waiting, ev *atomic.Uint32) {
 	}
 }
 
-// wait spins while !progress() for the spin time (SetSpin), then yields
-// the processor between checks for the yield time (SetYield, 0 unless the
-// host is oversubscribed), then sleeps until s's counter reaches its want,
-// the ring closes or ctx ends. It returns nil
+// wait spins while !progress() for the ring's Spin (WaitPolicy), then
+// yields the processor between checks for its Yield (0 unless the host is
+// oversubscribed), then sleeps until s's counter reaches its want, the
+// ring closes or ctx ends. It returns nil
 // when the caller should look again (which may also follow a period of
 // progress short of the want), and ctx's error when ctx ended.
 func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error {
@@ -135,7 +125,7 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 		return err
 	}
 	var start time.Time
-	spin := time.Duration(spinFor.Load())
+	spin := r.policy.Spin
 	for i := 0; ; i++ {
 		if progress() || r.closed.Load() != 0 || r.local.Load() {
 			return nil
@@ -150,7 +140,7 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 			goruntime.Gosched()
 		}
 	}
-	if d := time.Duration(yieldFor.Load()); d > 0 {
+	if d := r.policy.Yield; d > 0 {
 		for yieldStart := time.Now(); time.Since(yieldStart) < d; {
 			if progress() || r.closed.Load() != 0 || r.local.Load() {
 				return nil
@@ -162,7 +152,7 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 	if s.wantWord != nil {
 		s.wantWord.Store(s.want)
 	}
-	period := time.Duration(wakePeriod.Load())
+	period := r.policy.WakePeriod
 	if period > WakePeriod && ctx.Done() != nil {
 		// A long sleep would notice the context late: let its end wake
 		// the sleeper. This costs an allocation per sleep, where the

@@ -11,12 +11,10 @@ import (
 // sleeping consumer still returns at once when its context ends (the
 // context wakes it), and a commit still wakes it at once.
 func TestCrowdWakePeriodCancel(t *testing.T) {
-	SetWakePeriod(CrowdWakePeriod)
-	t.Cleanup(func() { SetWakePeriod(WakePeriod) })
-	if got := time.Duration(wakePeriod.Load()); got != CrowdWakePeriod {
+	prod, cons := ringPairWith(t, 4096, WaitPolicy{WakePeriod: CrowdWakePeriod})
+	if got := cons.policy.WakePeriod; got != CrowdWakePeriod {
 		t.Fatalf("wake period %v, want %v", got, CrowdWakePeriod)
 	}
-	prod, cons := ringPair(t, 4096)
 	ctx, cancel := context.WithCancel(testCtx(t, 10*time.Second))
 	errc := make(chan error, 1)
 	go func() {
@@ -56,8 +54,40 @@ func TestCrowdWakePeriodCancel(t *testing.T) {
 	if el := time.Since(start); el > CrowdWakePeriod/2 {
 		t.Errorf("commit noticed after %v", el)
 	}
-	SetWakePeriod(time.Millisecond)
-	if got := time.Duration(wakePeriod.Load()); got != WakePeriod {
-		t.Errorf("SetWakePeriod(1ms) gave %v, want at least %v", got, WakePeriod)
+}
+
+// TestWaitPolicyResolved: the zero policy is the default one, any other is
+// taken as it is but for a wake period below WakePeriod and negative
+// durations; and each side of a ring keeps its own.
+func TestWaitPolicyResolved(t *testing.T) {
+	for _, tt := range []struct {
+		in, want WaitPolicy
+	}{
+		{WaitPolicy{}, WaitPolicy{Spin: DefaultSpin, WakePeriod: WakePeriod}},
+		{WaitPolicy{Spin: 200 * time.Microsecond}, WaitPolicy{Spin: 200 * time.Microsecond, WakePeriod: WakePeriod}},
+		{WaitPolicy{Yield: 100 * time.Microsecond}, WaitPolicy{Yield: 100 * time.Microsecond, WakePeriod: WakePeriod}},
+		{WaitPolicy{WakePeriod: time.Millisecond}, WaitPolicy{WakePeriod: WakePeriod}},
+		{WaitPolicy{Spin: -1, Yield: -1, WakePeriod: CrowdWakePeriod}, WaitPolicy{WakePeriod: CrowdWakePeriod}},
+	} {
+		if got := tt.in.resolved(); got != tt.want {
+			t.Errorf("%+v resolved to %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+	seg, err := Create(RingBytes(4096), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	spin := WaitPolicy{Spin: time.Second}
+	prod, err := NewRing(seg.Bytes(), 4096, spin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := OpenRing(seg.Bytes(), WaitPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prod.policy != spin.resolved() || cons.policy != (WaitPolicy{}).resolved() {
+		t.Errorf("producer waits %+v, consumer %+v: want %+v and the default", prod.policy, cons.policy, spin.resolved())
 	}
 }

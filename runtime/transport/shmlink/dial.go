@@ -37,6 +37,13 @@ type DialConfig struct {
 	// /dev/shm. Tests inject a fake free-space function through it, and
 	// Lazy leaves the pages of both sides to fault in at first touch.
 	Segment shm.Options
+	// Wait is how this side's calls wait for the peer; the zero value
+	// is shm's default (shm.WaitPolicy). Each side waits as its own
+	// config says: the listener's is ListenConfig.Wait.
+	Wait shm.WaitPolicy
+	// NoShare keeps this side, receiving, from offering the sender a
+	// share of the copy of a payload handed over in place (share.go).
+	NoShare bool
 }
 
 // Dial connects to the peer's Listener, checks that it runs as this
@@ -112,7 +119,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 			seg.Close()
 		}
 	}()
-	tx, rx, err := ringsOf(seg.Bytes(), capacity, true)
+	tx, rx, err := ringsOf(seg.Bytes(), capacity, true, cfg.Wait)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +162,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 		return nil, err
 	}
 	ok = true
-	return newLink(cfg.Self, cfg.Peer, cfg.Channel, seg, tx, rx, conn, msg.direct, mine), nil
+	return newLink(cfg.Self, cfg.Peer, cfg.Channel, seg, tx, rx, conn, msg.direct, mine, !cfg.NoShare), nil
 }
 
 // deadlineFrom applies ctx's deadline to conn and makes cancelling ctx

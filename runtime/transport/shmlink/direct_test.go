@@ -117,7 +117,9 @@ func TestNoDirect(t *testing.T) {
 // between two processes (the child reads ours, we read the child's).
 func TestDirectTwoProcesses(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
-	link, c := childLink(t, ctx, "post-echo")
+	// This side spins in WaitPosted instead of sleeping, so that it sees
+	// the child's offers of shared reads at once (below).
+	link, c := childLinkWith(t, ctx, "post-echo", ListenConfig{Wait: shm.WaitPolicy{Spin: time.Second}})
 	if !link.ReadsDirect() {
 		t.Fatal("the parent cannot read the child's memory")
 	}
@@ -146,8 +148,6 @@ func TestDirectTwoProcesses(t *testing.T) {
 	}
 	// The child's reads are shared with this side's WaitPosted, which
 	// writes pieces into the child's memory: until one did.
-	shm.SetSpin(time.Second)
-	defer shm.SetSpin(shm.DefaultSpin)
 	var written atomic.Int64
 	link.writer = func(dst, src uint64, n int) error {
 		written.Add(int64(n))
@@ -255,9 +255,7 @@ func TestSharedRead(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	// The sender spins in WaitPosted instead of sleeping, so that it
 	// sees the offers at once.
-	shm.SetSpin(time.Second)
-	defer shm.SetSpin(shm.DefaultSpin)
-	l, d := pair(t, 0)
+	l, d := pairWith(t, DialConfig{Wait: shm.WaitPolicy{Spin: time.Second}})
 	seq := 0
 	thenWaits := true
 	send := func(n int) {

@@ -69,6 +69,7 @@ type Link struct {
 	mapped      []byte           // or all of it is in this side's mapping of a region of the peer's (direct.go)
 	regions     *shm.PeerRegions // the peer's regions mapped here, when l.pid != 0
 	senderWaits bool             // and the sender only waits for it (flagSenderWaits): offer it a share
+	share       bool             // this side offers shares at all (DialConfig.NoShare)
 	scratch     []byte           // VisitPayload reads direct payloads into this, piece by piece
 	recvErr     error
 }
@@ -83,11 +84,12 @@ var (
 // newLink makes the link over the mapped rings. With direct, it first
 // tries to prove that this side can read the peer's memory, so that the
 // peer may hand large payloads over in place (direct.go); the peer must have
-// published its address in rx by then. The link owns p from now on.
-func newLink(self, peer, channel int, seg *shm.Segment, tx, rx *shm.Ring, conn *net.UnixConn, direct bool, p pipes) *Link {
+// published its address in rx by then. The link owns p from now on. share
+// says whether this side offers shares of its copies (share.go).
+func newLink(self, peer, channel int, seg *shm.Segment, tx, rx *shm.Ring, conn *net.UnixConn, direct bool, p pipes, share bool) *Link {
 	l := &Link{
 		self: self, peer: peer, channel: channel,
-		seg: seg, tx: tx, rx: rx, conn: conn, pipes: p,
+		seg: seg, tx: tx, rx: rx, conn: conn, pipes: p, share: share,
 		watchDone: make(chan struct{}),
 	}
 	if direct {

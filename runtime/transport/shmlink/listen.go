@@ -39,11 +39,13 @@ const (
 // dropped connections are logged at WARN, rate-limited. Its methods are
 // safe for concurrent use.
 type Listener struct {
-	rank int
-	key  []byte
-	addr string
-	ln   *net.UnixListener
-	log  *slog.Logger
+	rank  int
+	key   []byte
+	addr  string
+	ln    *net.UnixListener
+	log   *slog.Logger
+	wait  shm.WaitPolicy // of the links accepted (ListenConfig.Wait)
+	share bool           // their offers of shared reads (ListenConfig.NoShare)
 
 	setups setups
 	// limit rate-limits the WARN lines about refused connections;
@@ -76,6 +78,11 @@ type ListenConfig struct {
 	// MaxSetups bounds the set-ups in progress not authenticated yet;
 	// zero means DefaultMaxSetups.
 	MaxSetups int
+	// Wait and NoShare are for the links accepted what DialConfig's are
+	// for the dialer's side: how this side waits, and whether it offers
+	// shares of its copies. The dialer decides the rest of a link.
+	Wait    shm.WaitPolicy
+	NoShare bool
 }
 
 // Listen is ListenConfig.Listen with the zero ListenConfig.
@@ -110,6 +117,7 @@ func (lc ListenConfig) Listen(jobID string, rank int, key []byte, log *slog.Logg
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Listener{
 		rank: rank, key: append([]byte(nil), key...), addr: addr, ln: ln, log: log,
+		wait: lc.Wait, share: !lc.NoShare,
 		ready: make(chan accepted), ctx: ctx, cancel: cancel,
 		limit: ratelog.New(refusedBurst, refusedEvery, func(n int, over time.Duration) {
 			log.Warn(fmt.Sprintf("shmlink: refused %d more connections in the last %v", n, over.Round(100*time.Millisecond)), "rank", rank, "addr", addr)
@@ -247,7 +255,7 @@ func (l *Listener) serve(su *setup) (*Link, int, error) {
 	}
 	if err == nil {
 		var rx, tx *shm.Ring
-		rx, tx, err = ringsOf(seg.Bytes(), m.capacity, false)
+		rx, tx, err = ringsOf(seg.Bytes(), m.capacity, false, l.wait)
 		if err == nil {
 			tx.PublishAddr() // before the ack, after which the dialer probes it
 			if _, err = conn.Write([]byte{segAck}); err == nil {
@@ -255,7 +263,7 @@ func (l *Listener) serve(su *setup) (*Link, int, error) {
 			}
 		}
 		if err == nil {
-			return newLink(l.rank, peer, m.channel, seg, tx, rx, conn, m.direct, p), peer, nil
+			return newLink(l.rank, peer, m.channel, seg, tx, rx, conn, m.direct, p, l.share), peer, nil
 		}
 	}
 	p.close()

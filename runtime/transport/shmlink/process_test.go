@@ -327,8 +327,14 @@ func plantForeign(t *testing.T) {
 // dialled, once the child says it is ready. The test's cleanup closes it.
 func childLink(t *testing.T, ctx context.Context, role string) (*Link, *child) {
 	t.Helper()
+	return childLinkWith(t, ctx, role, ListenConfig{})
+}
+
+// childLinkWith is childLink with this side's link accepted as lc says.
+func childLinkWith(t *testing.T, ctx context.Context, role string, lc ListenConfig) (*Link, *child) {
+	t.Helper()
 	job, key := newJobID(), newKey(t)
-	ln, err := Listen(job, 0, key, nil)
+	ln, err := lc.Listen(job, 0, key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

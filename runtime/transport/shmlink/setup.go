@@ -148,16 +148,17 @@ func SegmentBytes(ringBytes int) (int, error) {
 	return 2 * shm.RingBytes(c), nil
 }
 
-// ringsOf returns the two rings of a link segment: ring 0 carries the
-// dialer's frames, ring 1 the listener's.
-func ringsOf(mem []byte, capacity int, create bool) (r0, r1 *shm.Ring, err error) {
+// ringsOf returns the two rings of a link segment, whose waits on this
+// side follow wait: ring 0 carries the dialer's frames, ring 1 the
+// listener's.
+func ringsOf(mem []byte, capacity int, create bool, wait shm.WaitPolicy) (r0, r1 *shm.Ring, err error) {
 	at := [2][]byte{mem, mem[shm.RingBytes(capacity):]}
 	var r [2]*shm.Ring
 	for i, b := range at {
 		if create {
-			r[i], err = shm.NewRing(b, capacity)
+			r[i], err = shm.NewRing(b, capacity, wait)
 		} else {
-			r[i], err = shm.OpenRing(b)
+			r[i], err = shm.OpenRing(b, wait)
 			if err == nil && r[i].Cap() != capacity {
 				err = fmt.Errorf("ring %d has %d bytes, the dialer said %d", i, r[i].Cap(), capacity)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/hcclrun/hcclrun/shm"
 )
@@ -44,17 +43,6 @@ const (
 	sharePieces   = 16
 )
 
-// shareOffers says whether receivers offer shares (SetShare).
-var shareOffers atomic.Bool
-
-func init() { shareOffers.Store(true) }
-
-// SetShare turns this process's offers of shared reads on or off. Sharing
-// pays when the sender has a core of its own to copy on; on a host with
-// more ranks than cores the two sides would take turns on one core. The
-// process that owns the ranks decides, as for shm.SetSpin.
-func SetShare(on bool) { shareOffers.Store(on) }
-
 // sharePiece is the piece size for a part of n bytes.
 func sharePiece(n int) int {
 	p := max(sharePieceMin, (n+sharePieces-1)/sharePieces)
@@ -66,7 +54,7 @@ func sharePiece(n int) int {
 func (l *Link) readShared(ctx context.Context, p []byte) error {
 	head := min(len(p), l.spliced) // in the pipe: only this side can read it
 	rest := p[head:]
-	if len(rest) < shareMin || l.mapped != nil || !l.senderWaits || !shareOffers.Load() || l.rx.ShareBroken() {
+	if len(rest) < shareMin || l.mapped != nil || !l.senderWaits || !l.share || l.rx.ShareBroken() {
 		return l.readDirect(p, 0)
 	}
 	if head > 0 {

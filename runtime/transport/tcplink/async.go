@@ -14,16 +14,18 @@ import (
 //
 //  1. StartSend writes what the socket takes at once, and registers the
 //     link as unfinished if anything is left;
-//  2. a read of this process that finds its socket empty, on any link,
-//     writes what the unfinished links' sockets take while it spins
-//     (progressUnfinished); it is how the ranks of a ring step, each
-//     sending to one neighbour and receiving from the other, keep both
-//     directions moving on one goroutine;
+//  2. a read that finds its socket empty, on any link of the link's
+//     Group (a rank's links: Config.Group), writes what the group's
+//     unfinished links' sockets take while it spins (Group.progress); it
+//     is how the ranks of a ring step, each sending to one neighbour and
+//     receiving from the other, keep both directions moving on one
+//     goroutine;
 //  3. a read that is about to park (its spin is over, or it has none)
-//     wakes the unfinished links' flushers first (handOffUnfinished): a
-//     goroutine per link that writes the rest, waiting for the socket as
-//     a plain Send does. Without it two ranks that both filled their
-//     sockets and went to read from a third would wait for ever;
+//     wakes the group's unfinished links' flushers first
+//     (Group.handOff): a goroutine per link that writes the rest,
+//     waiting for the socket as a plain Send does. Without it two ranks
+//     that both filled their sockets and went to read from a third would
+//     wait for ever;
 //  4. WaitPosted writes what is left on the calling goroutine, or waits
 //     for the flusher that has it.
 //
@@ -49,15 +51,18 @@ type asyncSend struct {
 	vec   [2][]byte
 	err   error // the first write error: the link is unusable after it
 
-	registered bool          // in unfinished.links; guarded by unfinished.mu
-	flusher    bool          // the flusher goroutine runs; guarded by unfinished.mu
+	registered bool          // in the group's links; guarded by the group's mu
+	flusher    bool          // the flusher goroutine runs; guarded by the group's mu
 	wake       chan struct{} // the flusher's signal, buffered
 }
 
-// unfinished lists the links of this process with a started send that
-// is not written whole. Links leave it lazily, when a look finds them
-// done, so that finishing a send never takes the list's lock.
-var unfinished struct {
+// Group is the links one rank reads and writes on one goroutine: the
+// links of a communicator, whose reads write each other's started sends
+// (asyncSend). It lists those of its links with a started send that is
+// not written whole; links leave the list lazily, when a look finds them
+// done, so that finishing a send never takes the list's lock. The zero
+// value is an empty group; a Group must not be copied once used.
+type Group struct {
 	n     atomic.Int32 // len(links), read without the lock
 	mu    sync.Mutex
 	links []*Link
@@ -87,7 +92,7 @@ func (l *Link) StartSend(ctx context.Context, h *wire.Header, p []byte) error {
 	if l.progress() {
 		return l.wrap(ctx, "send to", a.err)
 	}
-	register(l)
+	l.group.register(l)
 	return nil
 }
 
@@ -200,25 +205,26 @@ func consume(bufs [][]byte, n int) [][]byte {
 	return bufs
 }
 
-// register adds l to the unfinished links. The caller holds l.async.mu.
-func register(l *Link) {
-	unfinished.mu.Lock()
+// register adds l to the group's unfinished links. The caller holds
+// l.async.mu.
+func (g *Group) register(l *Link) {
+	g.mu.Lock()
 	if !l.async.registered {
 		l.async.registered = true
-		unfinished.links = append(unfinished.links, l)
-		unfinished.n.Store(int32(len(unfinished.links)))
+		g.links = append(g.links, l)
+		g.n.Store(int32(len(g.links)))
 	}
-	unfinished.mu.Unlock()
+	g.mu.Unlock()
 }
 
-// progressUnfinished writes what the sockets take now of every started
-// send that no other goroutine is writing. A read calls it while it spins
-// on a socket with nothing to read.
-func progressUnfinished() {
-	if unfinished.n.Load() == 0 {
+// progress writes what the sockets take now of every started send of the
+// group that no other goroutine is writing. A read calls it while it
+// spins on a socket with nothing to read.
+func (g *Group) progress() {
+	if g.n.Load() == 0 {
 		return
 	}
-	eachUnfinished(func(l *Link) {
+	g.each(func(l *Link) {
 		if l.async.mu.TryLock() {
 			l.progress()
 			l.async.mu.Unlock()
@@ -226,14 +232,14 @@ func progressUnfinished() {
 	})
 }
 
-// handOffUnfinished wakes the flusher of every link with a started send
-// not written whole: a read calls it before it parks, after which nothing
-// on this goroutine writes until the read returns.
-func handOffUnfinished() {
-	if unfinished.n.Load() == 0 {
+// handOff wakes the flusher of every link of the group with a started
+// send not written whole: a read calls it before it parks, after which
+// nothing on this goroutine writes until the read returns.
+func (g *Group) handOff() {
+	if g.n.Load() == 0 {
 		return
 	}
-	eachUnfinished(func(l *Link) { l.wakeFlusher() })
+	g.each(func(l *Link) { l.wakeFlusher() })
 }
 
 // Background implements transport.AsyncSender: the flusher takes what is
@@ -242,13 +248,13 @@ func (l *Link) Background() {
 	if !l.async.busy.Load() {
 		return
 	}
-	unfinished.mu.Lock()
+	l.group.mu.Lock()
 	l.wakeFlusher()
-	unfinished.mu.Unlock()
+	l.group.mu.Unlock()
 }
 
 // wakeFlusher starts the link's flusher the first time, and signals it.
-// The caller holds unfinished.mu, which guards a.flusher.
+// The caller holds the group's mu, which guards a.flusher.
 func (l *Link) wakeFlusher() {
 	a := &l.async
 	if !a.flusher {
@@ -261,13 +267,13 @@ func (l *Link) wakeFlusher() {
 	}
 }
 
-// eachUnfinished calls fn, under unfinished.mu, for each link whose send
-// is not over, and drops the others from the list.
-func eachUnfinished(fn func(l *Link)) {
-	unfinished.mu.Lock()
-	defer unfinished.mu.Unlock()
-	kept := unfinished.links[:0]
-	for _, l := range unfinished.links {
+// each calls fn, under g.mu, for each link whose send is not over, and
+// drops the others from the list.
+func (g *Group) each(fn func(l *Link)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	kept := g.links[:0]
+	for _, l := range g.links {
 		if l.async.busy.Load() {
 			fn(l)
 		}
@@ -277,12 +283,12 @@ func eachUnfinished(fn func(l *Link)) {
 			l.async.registered = false
 		}
 	}
-	clear(unfinished.links[len(kept):])
-	unfinished.links = kept
-	unfinished.n.Store(int32(len(kept)))
+	clear(g.links[len(kept):])
+	g.links = kept
+	g.n.Store(int32(len(kept)))
 }
 
-// flush is the link's flusher: woken by handOffUnfinished, it writes the
+// flush is the link's flusher: woken by Group.handOff, it writes the
 // rest of the started send, waiting for the socket, until the link
 // closes.
 func (l *Link) flush() {

@@ -18,13 +18,20 @@ import (
 // once. Smaller buffers make loopback TCP stall on its persist timer.
 func loopbackPair(t *testing.T, peerA, peerB int) (a, b *Link) {
 	t.Helper()
+	return loopbackPairWith(t, peerA, peerB, Config{}, Config{})
+}
+
+// loopbackPairWith is loopbackPair with the links made as cfgA (a, the
+// link of rank peerA) and cfgB say.
+func loopbackPairWith(t *testing.T, peerA, peerB int, cfgA, cfgB Config) (a, b *Link) {
+	t.Helper()
 	ac, dc := loopbackConns(t)
 	for _, c := range []net.Conn{ac, dc} {
 		tc := c.(*net.TCPConn)
 		tc.SetReadBuffer(64 << 10)
 		tc.SetWriteBuffer(64 << 10)
 	}
-	a, b = New(ac, peerB), New(dc, peerA)
+	a, b = cfgA.New(ac, peerB), cfgB.New(dc, peerA)
 	t.Cleanup(func() { a.Close(); b.Close() })
 	return a, b
 }
@@ -66,18 +73,21 @@ func payload(n, seed int) []byte {
 // then receiving from its left one, as a ring step does. Nobody reads a
 // link that it writes, so without the progress made by reads (spinning)
 // or by the flushers (parking) every rank would wait for ever on a full
-// socket. It runs both ways: parking at once, and spinning.
+// socket. Each rank's two links are a group of their own, as a rank's are
+// in a job. It runs both ways: parking at once, and spinning.
 func TestStartSendRing(t *testing.T) {
 	for _, spin := range []time.Duration{0, 200 * time.Microsecond} {
 		t.Run(fmt.Sprintf("spin=%v", spin), func(t *testing.T) {
-			SetSpin(spin)
-			t.Cleanup(func() { SetSpin(0) })
 			const ranks, n = 3, 3<<20 + 5
+			cfg := make([]Config, ranks)
+			for r := range cfg {
+				cfg[r] = Config{Spin: spin, Group: new(Group)}
+			}
 			// right[r] is rank r's link to r+1, left[r] its link to r-1.
 			right, left := make([]*Link, ranks), make([]*Link, ranks)
 			for r := range ranks {
 				next := (r + 1) % ranks
-				right[r], left[next] = loopbackPair(t, r, next)
+				right[r], left[next] = loopbackPairWith(t, r, next, cfg[r], cfg[next])
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
@@ -166,7 +176,7 @@ func TestStartSendClosed(t *testing.T) {
 	if err := a.StartSend(ctx, &h, payload(4<<20, 1)); err != nil {
 		t.Fatal(err)
 	}
-	handOffUnfinished() // as a read that parks would: the flusher takes it
+	a.group.handOff() // as a read that parks would: the flusher takes it
 	waited := make(chan error, 1)
 	go func() { waited <- a.WaitPosted(ctx) }()
 	time.Sleep(20 * time.Millisecond)

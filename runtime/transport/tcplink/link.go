@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/internal/wire"
+	"github.com/hcclrun/hcclrun/netio"
 )
 
 // readBufferBytes sizes the buffered reader: big enough to hold many small
@@ -32,9 +33,10 @@ const smallFrame = 4 << 10
 // finish (transport.AsyncSender, async.go): then the process's reads, on
 // any link, and a goroutine of the link's write the rest.
 type Link struct {
-	conn net.Conn
-	poll *pollConn // conn, when it spins before it parks (poll.go)
-	peer int
+	conn  net.Conn
+	poll  *pollConn // conn, when it spins before it parks (poll.go)
+	peer  int
+	group *Group // whose reads write this link's started sends (async.go)
 
 	sendHdr [wire.HeaderSize + smallFrame]byte
 	vec     [2][]byte
@@ -50,11 +52,38 @@ type Link struct {
 	closeErr  error
 }
 
-// New wraps an authenticated connection to peer.
-func New(conn net.Conn, peer int) *Link {
-	conn = newPollConn(conn)
+// Config holds what a rank chooses for its TCP links. The zero value is
+// ready to use: links that park at once, each a group of its own.
+type Config struct {
+	// Spin is how long a read or write that finds its socket not ready
+	// retries it before it parks on Go's network poller, 0 parking at
+	// once (Go's own behaviour). Parking costs a wake-up through the
+	// poller and the scheduler at every frame of a transfer, which a rank
+	// with a core of its own should not pay, and a rank without one must
+	// not spin (docs/measurements.md#tcp-spin).
+	Spin time.Duration
+	// Group is the links whose reads write each other's started sends:
+	// all the links of one rank's communicator (async.go). nil makes the
+	// link a group of its own.
+	Group *Group
+	// Socket is applied to the connections Transport dials and accepts
+	// (netio.Tune); New leaves its connection as it is.
+	Socket netio.SocketOptions
+}
+
+// New wraps an authenticated connection to peer: Config.New with the zero
+// Config.
+func New(conn net.Conn, peer int) *Link { return Config{}.New(conn, peer) }
+
+// New wraps an authenticated connection to peer, as cfg says.
+func (cfg Config) New(conn net.Conn, peer int) *Link {
+	group := cfg.Group
+	if group == nil {
+		group = new(Group)
+	}
+	conn = newPollConn(conn, cfg.Spin, group)
 	poll, _ := conn.(*pollConn)
-	l := &Link{conn: conn, poll: poll, peer: peer, r: bufio.NewReaderSize(conn, readBufferBytes), closed: make(chan struct{})}
+	l := &Link{conn: conn, poll: poll, peer: peer, group: group, r: bufio.NewReaderSize(conn, readBufferBytes), closed: make(chan struct{})}
 	l.async.wake = make(chan struct{}, 1)
 	return l
 }

@@ -14,8 +14,9 @@ import (
 )
 
 // tcpPair connects two links over loopback through netio's authenticated
-// listener and dialer, as the runtime does.
-func tcpPair() linktest.NewPair {
+// listener and dialer, as the runtime does, made as cfg says (each of a
+// group of its own, as the links of two ranks).
+func tcpPair(cfg tcplink.Config) linktest.NewPair {
 	return func(t *testing.T) (transport.Link, transport.Link) {
 		t.Helper()
 		key, err := wire.NewKey()
@@ -46,21 +47,21 @@ func tcpPair() linktest.NewPair {
 		if acc.err != nil {
 			t.Fatal(acc.err)
 		}
-		a, b := tcplink.New(acc.conn, 1), tcplink.New(dc, 0)
+		ca, cb := cfg, cfg
+		ca.Group, cb.Group = new(tcplink.Group), new(tcplink.Group)
+		a, b := ca.New(acc.conn, 1), cb.New(dc, 0)
 		t.Cleanup(func() { a.Close(); b.Close() })
 		return a, b
 	}
 }
 
 func TestConformance(t *testing.T) {
-	linktest.Run(t, tcpPair())
+	linktest.Run(t, tcpPair(tcplink.Config{}))
 }
 
 // TestConformanceSpinning runs the suite again with the reads and writes
 // retrying a socket that is not ready for 200 us before they park, as a
 // rank with a core of its own does (poll.go).
 func TestConformanceSpinning(t *testing.T) {
-	tcplink.SetSpin(200 * time.Microsecond)
-	t.Cleanup(func() { tcplink.SetSpin(0) })
-	linktest.Run(t, tcpPair())
+	linktest.Run(t, tcpPair(tcplink.Config{Spin: 200 * time.Microsecond}))
 }

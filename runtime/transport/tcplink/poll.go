@@ -3,40 +3,25 @@ package tcplink
 import (
 	"io"
 	"net"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// spinFor is how long a read or write that finds the socket not ready
-// retries it, without a wait, before it parks on Go's network poller
-// (nanoseconds; 0 parks at once, Go's own behaviour). Parking costs a
-// wake-up through the poller and the scheduler at every frame of a
-// transfer: AllReduce of 1 MiB at np 2 over loopback made 24 context
-// switches a call, where Open MPI, which polls its sockets, made fewer
-// than one; with the two ranks' CPUs far apart (a cache line exchange 270
-// ns, the slower of the KVM machine's two placements) that was 268 us a
-// call against Open MPI's 205. The process that owns the links decides
-// (SetSpin), as for shared memory: only a rank with a core of its own
-// should spin.
-var spinFor atomic.Int64
-
-// SetSpin sets how long this process's links retry a socket that is not
-// ready before they wait for it.
-func SetSpin(d time.Duration) { spinFor.Store(int64(max(d, 0))) }
-
-// pollConn is a TCP connection whose reads and writes spin for spinFor on
-// a socket that is not ready before they park (syscall.RawConn), as a
-// rank waiting on shared memory spins before it sleeps. Deadlines (Link's
-// cancellation) take effect once it parks: within spinFor. One goroutine
-// may read while another writes; each side keeps its call's state here,
-// and the functions handed to the RawConn are bound once, so that a call
-// allocates nothing.
+// pollConn is a TCP connection whose reads and writes spin for spin on a
+// socket that is not ready before they park (syscall.RawConn), as a rank
+// waiting on shared memory spins before it sleeps (Config.Spin). Deadlines
+// (Link's cancellation) take effect once it parks: within spin. While a
+// read spins it writes the started sends of its group (async.go). One
+// goroutine may read while another writes; each side keeps its call's
+// state here, and the functions handed to the RawConn are bound once, so
+// that a call allocates nothing.
 type pollConn struct {
 	net.Conn
-	raw syscall.RawConn
+	raw   syscall.RawConn
+	spin  time.Duration
+	group *Group
 
 	rbuf   []byte
 	rn     int
@@ -55,7 +40,7 @@ type pollConn struct {
 }
 
 // newPollConn wraps conn when it exposes its socket, else returns it.
-func newPollConn(conn net.Conn) net.Conn {
+func newPollConn(conn net.Conn, spin time.Duration, group *Group) net.Conn {
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
 		return conn
@@ -64,7 +49,7 @@ func newPollConn(conn net.Conn) net.Conn {
 	if err != nil {
 		return conn
 	}
-	c := &pollConn{Conn: conn, raw: raw}
+	c := &pollConn{Conn: conn, raw: raw, spin: max(spin, 0), group: group}
 	c.readFn, c.writeFn, c.tryWriteFn = c.readSome, c.writeSome, c.writeOnce
 	return c
 }
@@ -74,7 +59,7 @@ func (c *pollConn) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	c.rbuf, c.rn, c.rerr = p, 0, nil
-	c.rspin = spinner{d: time.Duration(spinFor.Load())}
+	c.rspin = spinner{d: c.spin}
 	err := c.raw.Read(c.readFn)
 	n, rerr := c.rn, c.rerr
 	c.rbuf = nil // do not keep the caller's buffer alive
@@ -91,7 +76,7 @@ func (c *pollConn) Read(p []byte) (int, error) {
 
 // readSome is Read's RawConn function: it reports whether it is done,
 // false to wait for the socket. While it spins on an empty socket it
-// writes what it can of the process's started sends, and before it parks
+// writes what it can of its group's started sends, and before it parks
 // it hands them to their links' flushers (async.go).
 func (c *pollConn) readSome(fd uintptr) bool {
 	for {
@@ -101,10 +86,10 @@ func (c *pollConn) readSome(fd uintptr) bool {
 		case c.rerr != unix.EAGAIN:
 			return true
 		case !c.rspin.again():
-			handOffUnfinished()
+			c.group.handOff()
 			return false
 		default:
-			progressUnfinished()
+			c.group.progress()
 		}
 	}
 }
@@ -120,7 +105,7 @@ func (c *pollConn) Write(p []byte) (int, error) {
 // bufs.
 func (c *pollConn) writev(bufs [][]byte) (int, error) {
 	total := 0
-	c.wspin = spinner{d: time.Duration(spinFor.Load())}
+	c.wspin = spinner{d: c.spin}
 	bufs = consume(bufs, 0) // writev(2) of nothing returns 0 for ever
 	for {
 		if len(bufs) == 0 {

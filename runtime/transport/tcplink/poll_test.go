@@ -13,7 +13,7 @@ import (
 // waits for progress would retry for ever), and Write of nothing returns.
 func TestPollConnWritev(t *testing.T) {
 	peer, raw := loopbackConns(t)
-	c, ok := newPollConn(raw).(*pollConn)
+	c, ok := newPollConn(raw, 0, new(Group)).(*pollConn)
 	if !ok {
 		t.Fatal("a TCP connection was not wrapped")
 	}
