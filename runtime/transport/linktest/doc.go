@@ -15,4 +15,23 @@
 // in pieces that add up to it, every piece but the last a whole number of
 // 8-byte words (so that a reduction over the pieces never meets half an
 // element).
+//
+// The fast paths the executor takes are held to their contracts where a
+// link offers them (fast.go), and skipped where it does not:
+//
+//   - TrySend (transport.TrySender) never waits, takes frames while they
+//     fit and then refuses them, sending nothing of a frame it refused;
+//   - TryPost and WaitPosted (transport.Poster): a posted payload arrives
+//     intact however it is read, and WaitPosted does not return before
+//     the receiver has read it (the suite overwrites the memory as soon
+//     as it returns);
+//   - StartSend, Background and WaitPosted (transport.AsyncSender): a
+//     started send arrives as frames of the transfer's header with their
+//     own offsets, a Send after it comes after it, WaitPosted returns only
+//     once it is written, and one left to the background arrives while
+//     its sender does nothing more;
+//   - Arrived (transport.Arriver) reports a frame only once it is there
+//     whole, never one still being sent, without consuming it, so that
+//     its read does not wait; and -1 between a header and its payload,
+//     and after Shut.
 package linktest

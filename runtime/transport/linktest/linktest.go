@@ -42,6 +42,11 @@ func Run(t *testing.T, newPair NewPair) {
 		{"DeadlineRecv", testDeadlineRecv},
 		{"SendAfterClose", testSendAfterClose},
 		{"VisitPayload", testVisitPayload},
+		{"TrySend", testTrySend},
+		{"Post", testPost},
+		{"StartSend", testStartSend},
+		{"Background", testBackground},
+		{"Arrived", testArrived},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
