@@ -145,12 +145,12 @@ func BenchmarkOutOfPlace(b *testing.B) {
 	}
 }
 
-// BenchmarkByteLoops measures the generic kernels on buffers one byte off
-// their alignment, where no []T view applies and the byte loops run (the
+// BenchmarkMisaligned measures the generic kernels on buffers one byte off
+// their alignment, where no []T view applies and the kernels copy (the
 // path of misaligned segments without assembly, and of big-endian hosts),
 // at 64 KiB, out of place so the operands stay the same across iterations.
-// The 8-bit loops are absent: bytes are always aligned for them.
-func BenchmarkByteLoops(b *testing.B) {
+// The 8-bit types are absent: bytes are always aligned for them.
+func BenchmarkMisaligned(b *testing.B) {
 	defer useLevel(useLevel(levelGeneric))
 	const size = 64 << 10
 	x, y, dst := make([]byte, size+1), make([]byte, size+1), make([]byte, size+1)

@@ -14,11 +14,11 @@
 // a NaN in b (bits kept; the 16-bit types set the quiet bit on narrowing),
 // else the larger (smaller) value, with -0 < +0. Float Sum and
 // Prod return a NaN in a (quieted), else a NaN in b, else the hardware's
-// default NaN for an invalid operation. See loops_float.go.
+// default NaN for an invalid operation. See float.go.
 //
 // # Implementations
 //
-// Every (DType, Op) pair has a pure-Go loop (loops_*.go), the only code under
+// Every (DType, Op) pair has a pure-Go loop (loops*.go), the only code under
 // -tags noasm and off amd64. On amd64 every (DType, Op) pair also has AVX2
 // and AVX-512 kernels, and Divide is vectorised too. The assembly
 // (kernels_amd64.s) is generated with avo by the program in _gen (go

@@ -69,9 +69,9 @@ func TestKernelMatchesReference(t *testing.T) {
 // turn, and lengths up to 80 in all three. Guard bytes around dst catch
 // writes past either end (the masked AVX-512 tail), and a and b must come
 // back unchanged when they are not dst. The expected values come from the
-// generic kernel on aligned buffers, which runs the typed loops; at the
-// generic level the misaligned slices run the byte loops, so this also
-// holds the two generic variants to each other bit for bit.
+// generic kernel on aligned buffers, which runs the typed loops on views;
+// at the generic level the misaligned slices run them on copies, so this
+// also holds the two generic paths to each other bit for bit.
 func TestKernelLengthsOffsetsAliasing(t *testing.T) {
 	defer useLevel(useLevel(level))
 	const maxN = 1025

@@ -2,17 +2,10 @@ package reduce
 
 import "math"
 
-// Typed loops: the same operations as loops_int.go and loops_float.go over
-// []T views of the buffers (see asTyped), used by the generic kernels when
-// the host is little-endian and all three slices are aligned for T. They
-// let the compiler emit one load and one store per element instead of
-// decoding bytes, which makes the fallback several times faster off amd64.
-// They must produce the same bits as the byte loops; the tests run both
-// (aligned and misaligned offsets) against each other and the reference.
-
-type word interface {
-	~uint8 | ~uint16 | ~uint32 | ~uint64
-}
+// Typed loops: each operation once, over []T: views of the buffers where
+// they allow one (typed), else aligned copies (loops.go). One loop per
+// operator, so that the compiler emits one load and one store per element
+// and no branch on the operator.
 
 type ordered interface {
 	~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64
@@ -20,14 +13,16 @@ type ordered interface {
 
 type float interface{ ~float32 | ~float64 }
 
-func sumTyped[T word | float](dst, a, b []T) {
+// sumTyped and prodTyped wrap for integers, the same bits for signed and
+// unsigned types.
+func sumTyped[T ordered](dst, a, b []T) {
 	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		dst[i] = a[i] + b[i]
 	}
 }
 
-func prodTyped[T word](dst, a, b []T) {
+func prodTyped[T ordered](dst, a, b []T) {
 	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		dst[i] = a[i] * b[i]
@@ -48,10 +43,10 @@ func minTyped[T ordered](dst, a, b []T) {
 	}
 }
 
-// The float loops pin the NaN choices as fmax32 and addF32 do (see
-// loops_float.go). For equal operands they pick by sign instead of the
-// AND/OR on bits, which gives the same result: equal non-zero operands
-// have equal bits, and of two zeros Max keeps +0 and Min keeps -0.
+// The float loops implement the rule of float.go, written out rather than
+// calling addFloat and the rest: through the calls float32 Prod and Min
+// ran a quarter slower (docs/measurements.md#misaligned-buffers-go-through-aligned-copies).
+// For equal operands Max and Min pick by sign.
 
 func sumFloatTyped[T float](dst, a, b []T) {
 	a, b = a[:len(dst)], b[:len(dst)]
@@ -107,7 +102,7 @@ func minFloatTyped[T float](dst, a, b []T) {
 }
 
 // typed returns the kernel body that runs fast over []T views when all
-// three slices allow one and falls back to the byte loop otherwise.
+// three slices allow one (asTyped) and slow otherwise.
 func typed[T any](fast func(dst, a, b []T), slow loop) loop {
 	return func(dst, a, b []byte) {
 		if td, ok := asTyped[T](dst); ok {

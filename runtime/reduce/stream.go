@@ -9,13 +9,10 @@ import "unsafe"
 // memory traffic of a reduction into a buffer that is not one of its
 // inputs: the out-of-place AllReduce, ReduceScatter and Reduce, whose first
 // reduction reads the send buffer and a peer's data and writes the receive
-// buffer. Measured on the Intel host of 2026-12-04 (np 2, the AllReduce
-// and ReduceScatter kernels of float32 Sum with these stores from 64 KiB
-// pieces on, interleaved runs, out of place): AllReduce 64 MiB 19.2 -> 16.1
-// ms, 128 MiB 40 -> 33.5, ReduceScatter 32 MiB 5.1 -> 3.4, 64 MiB 12 ->
-// 7.8; but AllReduce 16 MiB 2.75 -> 3.2 ms, where the result is still in
-// the cache when the next step sends it: the caller decides by the call's
-// size (the runtime's streamMin, runtime/call.go).
+// buffer. It pays from tens of MiB on and costs below, where the result is
+// still in the cache when the next step sends it, so the caller decides by
+// the call's size (the runtime's streamMin, runtime/call.go;
+// docs/measurements.md#streaming-stores-for-large-reductions).
 //
 // Where dst is a or b (in place) its lines were just read and are in the
 // cache, and the ordinary kernel runs. So it does for the head of dst up to
