@@ -97,11 +97,11 @@ Examples:
 			HideHelpCommand: true,
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
-					return usageErrorf("bench rank: want one SPEC argument, got %d", c.NArg())
+					return launcher.Usagef("bench rank: want one SPEC argument, got %d", c.NArg())
 				}
 				var sp spec
 				if err := json.Unmarshal([]byte(c.Args().First()), &sp); err != nil {
-					return usageErrorf("bench rank: bad spec: %v", err)
+					return launcher.Usagef("bench rank: bad spec: %v", err)
 				}
 				return runRank(c.Context, sp, c.App.Writer)
 			},
@@ -159,46 +159,46 @@ func (o *options) plotTitle() string {
 
 func parseOptions(c *cli.Context) (*options, error) {
 	if c.Args().Present() {
-		return nil, usageErrorf("bench: unexpected argument %q", c.Args().First())
+		return nil, launcher.Usagef("bench: unexpected argument %q", c.Args().First())
 	}
 	o := &options{np: goruntime.NumCPU(), jsonPath: c.String("json"), plotPath: c.String("plot")}
 	if c.IsSet("np") {
 		o.np = c.Int("np")
 	}
 	if o.np < 1 {
-		return nil, usageErrorf("bench: -np must be at least 1, got %d", o.np)
+		return nil, launcher.Usagef("bench: -np must be at least 1, got %d", o.np)
 	}
 	var err error
 	if o.colls, err = ParseColls(c.String("op")); err != nil {
-		return nil, usageErrorf("bench: -o: %v", err)
+		return nil, launcher.Usagef("bench: -o: %v", err)
 	}
 	for _, cl := range o.colls {
 		o.Colls = append(o.Colls, cl.String())
 	}
 	minB, err := selector.ParseBytes(c.String("minbytes"))
 	if err != nil {
-		return nil, usageErrorf("bench: -b: %v", err)
+		return nil, launcher.Usagef("bench: -b: %v", err)
 	}
 	maxB, err := selector.ParseBytes(c.String("maxbytes"))
 	if err != nil {
-		return nil, usageErrorf("bench: -e: %v", err)
+		return nil, launcher.Usagef("bench: -e: %v", err)
 	}
 	factor, step := c.Int("stepfactor"), int64(0)
 	if c.IsSet("stepbytes") {
 		if c.IsSet("stepfactor") {
-			return nil, usageErrorf("bench: give -f or -i, not both")
+			return nil, launcher.Usagef("bench: give -f or -i, not both")
 		}
 		if step, err = selector.ParseBytes(c.String("stepbytes")); err != nil {
-			return nil, usageErrorf("bench: -i: %v", err)
+			return nil, launcher.Usagef("bench: -i: %v", err)
 		}
 		factor = 1
 	}
 	if o.Sizes, err = Sizes(minB, maxB, factor, step); err != nil {
-		return nil, usageErrorf("bench: %v", err)
+		return nil, launcher.Usagef("bench: %v", err)
 	}
 	o.Iters, o.Warmup = c.Int("iters"), c.Int("warmup_iters")
 	if o.Iters < 1 || o.Warmup < 0 {
-		return nil, usageErrorf("bench: -n must be at least 1 and -w at least 0, got %d and %d", o.Iters, o.Warmup)
+		return nil, launcher.Usagef("bench: -n must be at least 1 and -w at least 0, got %d and %d", o.Iters, o.Warmup)
 	}
 	if o.Check, err = zeroOrOne(c, "check", "c"); err != nil {
 		return nil, err
@@ -207,36 +207,36 @@ func parseOptions(c *cli.Context) (*options, error) {
 		return nil, err
 	}
 	if o.dt, err = ParseDType(c.String("datatype")); err != nil {
-		return nil, usageErrorf("bench: -d: %v", err)
+		return nil, launcher.Usagef("bench: -d: %v", err)
 	}
 	o.DType = o.dt.Name
 	op, err := ParseRedOp(c.String("redop"))
 	if err != nil {
-		return nil, usageErrorf("bench: --redop: %v", err)
+		return nil, launcher.Usagef("bench: --redop: %v", err)
 	}
 	if op.Name == "avg" && !o.dt.floating() {
-		return nil, usageErrorf("bench: --redop avg needs a floating type, not %s", o.dt.Name)
+		return nil, launcher.Usagef("bench: --redop avg needs a floating type, not %s", o.dt.Name)
 	}
 	o.RedOp = op.Name
 	o.Root = c.Int("root")
 	if o.Root < 0 || o.Root >= o.np {
-		return nil, usageErrorf("bench: -r %d is not a rank of %d", o.Root, o.np)
+		return nil, launcher.Usagef("bench: -r %d is not a rank of %d", o.Root, o.np)
 	}
 	if o.plotPath != "" {
 		if err := checkPlotPath(o.plotPath); err != nil {
-			return nil, usageErrorf("bench: %v", err)
+			return nil, launcher.Usagef("bench: %v", err)
 		}
 	}
 	o.CPUProfile = c.String("cpuprofile")
 	if c.IsSet("algos") {
 		if o.Algos, err = ParseAlgos(c.String("algos"), o.colls); err != nil {
-			return nil, usageErrorf("bench: --algos: %v", err)
+			return nil, launcher.Usagef("bench: --algos: %v", err)
 		}
 		if o.Rounds = c.Int("rounds"); o.Rounds < 1 {
-			return nil, usageErrorf("bench: --rounds must be at least 1, got %d", o.Rounds)
+			return nil, launcher.Usagef("bench: --rounds must be at least 1, got %d", o.Rounds)
 		}
 	} else if c.IsSet("rounds") {
-		return nil, usageErrorf("bench: --rounds needs --algos")
+		return nil, launcher.Usagef("bench: --rounds needs --algos")
 	}
 	if c.IsSet("first") {
 		if err := o.setFirst(c); err != nil {
@@ -262,14 +262,14 @@ func parseOptions(c *cli.Context) (*options, error) {
 // setFirst reads --first and refuses the flags that do not go with it.
 func (o *options) setFirst(c *cli.Context) error {
 	if o.First = c.Int("first"); o.First < 1 {
-		return usageErrorf("bench: --first must be at least 1, got %d", o.First)
+		return launcher.Usagef("bench: --first must be at least 1, got %d", o.First)
 	}
 	for _, f := range []struct{ name, flag string }{
 		{"iters", "-n"}, {"warmup_iters", "-w"}, {"algos", "--algos"}, {"rounds", "--rounds"},
 		{"plot", "--plot"}, {"cpuprofile", "--cpuprofile"},
 	} {
 		if c.IsSet(f.name) {
-			return usageErrorf("bench: %s does not go with --first (which times the first N calls of a fresh job per case, with no warm-up)", f.flag)
+			return launcher.Usagef("bench: %s does not go with --first (which times the first N calls of a fresh job per case, with no warm-up)", f.flag)
 		}
 	}
 	o.Iters, o.Warmup = o.First, 0
@@ -282,7 +282,7 @@ func zeroOrOne(c *cli.Context, name, letter string) (bool, error) {
 	case 0, 1:
 		return v == 1, nil
 	default:
-		return false, usageErrorf("bench: -%s must be 0 or 1, got %d", letter, v)
+		return false, launcher.Usagef("bench: -%s must be 0 or 1, got %d", letter, v)
 	}
 }
 
@@ -341,11 +341,11 @@ func jobFor(c *cli.Context, spec spec, np int) (*launcher.Job, error) {
 	}
 	timeout, err := parseDuration(c.String("timeout"))
 	if err != nil {
-		return nil, usageErrorf("bench: --timeout: %v", err)
+		return nil, launcher.Usagef("bench: --timeout: %v", err)
 	}
 	grace, err := parseDuration(c.String("grace"))
 	if err != nil {
-		return nil, usageErrorf("bench: --grace: %v", err)
+		return nil, launcher.Usagef("bench: --grace: %v", err)
 	}
 	level := slog.LevelWarn
 	if c.Bool("verbose") {
@@ -479,16 +479,4 @@ func (r *report) writeJSON() error {
 		return fmt.Errorf("bench: --json: %w", err)
 	}
 	return nil
-}
-
-// usageError is a command-line mistake: errors.Is(err, launcher.ErrUsage)
-// holds and the exit status is 2, as for the CLI's own.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string        { return e.msg }
-func (e *usageError) Is(target error) bool { return target == launcher.ErrUsage }
-func (e *usageError) ExitCode() int        { return launcher.ExitUsage }
-
-func usageErrorf(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
 }

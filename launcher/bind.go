@@ -53,7 +53,7 @@ func ParseBindPolicy(s string) (BindPolicy, error) {
 	case "core", "hwthread":
 		return BindCore, nil
 	}
-	return 0, usagef("--bind-to %q: want auto, none or core", s)
+	return 0, Usagef("--bind-to %q: want auto, none or core", s)
 }
 
 func (b BindPolicy) String() string {
@@ -73,7 +73,7 @@ func (b BindPolicy) String() string {
 func bindCPUs(p BindPolicy, ranks int, allowed []int, where string) ([]int, error) {
 	if ranks > len(allowed) {
 		if p == BindCore {
-			return nil, usagef("--bind-to core: %d ranks on %s, which has %d CPUs for them (use --bind-to none)", ranks, where, len(allowed))
+			return nil, Usagef("--bind-to core: %d ranks on %s, which has %d CPUs for them (use --bind-to none)", ranks, where, len(allowed))
 		}
 		return nil, nil
 	}

@@ -54,7 +54,7 @@ func heartbeatTimeout(exports []string, lookup func(string) (string, bool)) (tim
 	secs, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	d := time.Duration(secs * float64(time.Second))
 	if err != nil || math.IsNaN(secs) || secs > maxHeartbeatTimeout.Seconds() || d <= control.DefaultHeartbeatInterval {
-		return 0, usagef("%s=%q: want seconds above %g (the heartbeat interval) and at most %g, e.g. 10",
+		return 0, Usagef("%s=%q: want seconds above %g (the heartbeat interval) and at most %g, e.g. 10",
 			EnvHeartbeatTimeout, s, control.DefaultHeartbeatInterval.Seconds(), maxHeartbeatTimeout.Seconds())
 	}
 	return d, nil
@@ -114,7 +114,7 @@ func ExportEnv(entries []string, lookup func(string) (string, bool)) (env, missi
 	for _, e := range entries {
 		name, value, hasValue := strings.Cut(e, "=")
 		if !validEnvName(name) {
-			return nil, nil, usagef("-x %q: not a variable name", e)
+			return nil, nil, Usagef("-x %q: not a variable name", e)
 		}
 		if !hasValue {
 			v, ok := lookup(name)

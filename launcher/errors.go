@@ -24,17 +24,25 @@ const (
 // -x entry): the user has to change the command line.
 var ErrUsage = errors.New("usage")
 
-// usageError wraps ErrUsage with a message of its own, so that the message
-// reads "np must be at least 1, got 0" and errors.Is(err, ErrUsage) holds.
-type usageError struct{ msg string }
+// usageError wraps ErrUsage around an error of its own, so that the
+// message reads "np must be at least 1, got 0", errors.Is(err, ErrUsage)
+// holds and the exit status is ExitUsage. The CLI and bench make theirs
+// with Usagef and UsageError.
+type usageError struct{ err error }
 
-func (e *usageError) Error() string        { return e.msg }
+func (e *usageError) Error() string        { return e.err.Error() }
+func (e *usageError) Unwrap() error        { return e.err }
 func (e *usageError) Is(target error) bool { return target == ErrUsage }
 func (e *usageError) ExitCode() int        { return ExitUsage }
 
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
+// Usagef returns a usage error with the message fmt.Errorf makes (so %w
+// wraps).
+func Usagef(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
 }
+
+// UsageError marks err, a mistake on the command line, as a usage error.
+func UsageError(err error) error { return &usageError{err: err} }
 
 // StartError reports a rank whose program could not be started.
 type StartError struct {

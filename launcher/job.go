@@ -130,16 +130,16 @@ type resolved struct {
 // command) there is no program and the host has no spawner.
 func (j *Job) resolve(launch bool) (*resolved, error) {
 	if launch && j.Program == "" {
-		return nil, usagef("no program to run")
+		return nil, Usagef("no program to run")
 	}
 	if j.Grace < 0 {
-		return nil, usagef("grace must not be negative, got %v", j.Grace)
+		return nil, Usagef("grace must not be negative, got %v", j.Grace)
 	}
 	if j.Timeout < 0 {
-		return nil, usagef("timeout must not be negative, got %v", j.Timeout)
+		return nil, Usagef("timeout must not be negative, got %v", j.Timeout)
 	}
 	if j.AbortWait < 0 {
-		return nil, usagef("abort wait must not be negative, got %v", j.AbortWait)
+		return nil, Usagef("abort wait must not be negative, got %v", j.AbortWait)
 	}
 	if err := checkRanks(j.NP, j.Hosts); err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func (j *Job) resolve(launch bool) (*resolved, error) {
 	r := &resolved{Job: j, hosts: j.Hosts, grace: j.Grace, stdout: j.Stdout, stderr: j.Stderr, log: j.Logger}
 	if r.hosts == nil {
 		if j.NP < 1 {
-			return nil, usagef("np must be at least 1, got %d", j.NP)
+			return nil, Usagef("np must be at least 1, got %d", j.NP)
 		}
 		h := Host{Addr: localHostAddr, Ranks: j.NP}
 		if launch {
@@ -158,15 +158,15 @@ func (j *Job) resolve(launch bool) (*resolved, error) {
 	total := 0
 	for i, h := range r.hosts {
 		if h.Ranks < 1 {
-			return nil, usagef("host %d has %d ranks, want at least 1", i, h.Ranks)
+			return nil, Usagef("host %d has %d ranks, want at least 1", i, h.Ranks)
 		}
 		if launch && h.Spawner == nil {
-			return nil, usagef("host %d has no spawner", i)
+			return nil, Usagef("host %d has no spawner", i)
 		}
 		total += h.Ranks
 	}
 	if j.NP != 0 && j.NP != total {
-		return nil, usagef("np is %d but the hosts hold %d ranks", j.NP, total)
+		return nil, Usagef("np is %d but the hosts hold %d ranks", j.NP, total)
 	}
 	if err := r.bindHosts(); err != nil {
 		return nil, err

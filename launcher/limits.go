@@ -18,12 +18,12 @@ const crowdedPerCPU = 64
 // the hosts' counts, without overflowing on absurd counts.
 func checkRanks(np int, hosts []Host) error {
 	if np > MaxRanks {
-		return usagef("np is %d, more than the %d ranks a job may have", np, MaxRanks)
+		return Usagef("np is %d, more than the %d ranks a job may have", np, MaxRanks)
 	}
 	total := 0
 	for _, h := range hosts {
 		if h.Ranks > MaxRanks-total {
-			return usagef("the hosts hold more than the %d ranks a job may have", MaxRanks)
+			return Usagef("the hosts hold more than the %d ranks a job may have", MaxRanks)
 		}
 		total += max(h.Ranks, 0)
 	}

@@ -54,7 +54,7 @@ func connectHosts(ctx context.Context, p *placement.Placement, rm Remote, log *s
 			all = "all"
 		}
 		names := strings.Join(local[:len(local)-1], ", ") + " and " + local[len(local)-1]
-		return nil, "", usagef("hosts %s are %s this machine: list it once, with the sum of their slots", names, all)
+		return nil, "", Usagef("hosts %s are %s this machine: list it once, with the sum of their slots", names, all)
 	}
 	if len(remote) == 0 {
 		for i, n := range p.Nodes {

@@ -56,13 +56,13 @@ func (j *Job) runPlaced(ctx context.Context) error {
 		return err
 	}
 	if n := j.Placement.Size(); n > MaxRanks {
-		return usagef("the placement holds %d ranks, more than the %d a job may have", n, MaxRanks)
+		return Usagef("the placement holds %d ranks, more than the %d a job may have", n, MaxRanks)
 	}
 	if j.NP != 0 && j.NP != j.Placement.Size() {
-		return usagef("np is %d but the placement holds %d ranks", j.NP, j.Placement.Size())
+		return Usagef("np is %d but the placement holds %d ranks", j.NP, j.Placement.Size())
 	}
 	if j.Program == "" {
-		return usagef("no program to run")
+		return Usagef("no program to run")
 	}
 	log := j.Logger
 	if log == nil {

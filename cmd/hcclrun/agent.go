@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -23,20 +21,11 @@ func agentCommand() *cli.Command {
 		Usage:  "per-host agent of a multi-host job (started by hcclrun over ssh)",
 		Action: func(c *cli.Context) error {
 			// sshd tearing the session down, or a user's kill: the
-			// ranks go with the agent.
-			sigs := make(chan os.Signal, 4)
-			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-			defer signal.Stop(sigs)
-			// A write to a closed stdout must be an error the agent
-			// handles (kill its ranks, remove the table), not the Go
-			// runtime's SIGPIPE exit.
-			pipes := make(chan os.Signal, 1)
-			signal.Notify(pipes, syscall.SIGPIPE)
-			defer signal.Stop(pipes)
-			go func() {
-				for range pipes {
-				}
-			}()
+			// ranks go with the agent. A write to a closed stdout is
+			// an error the agent handles (kill its ranks, remove the
+			// table), not the Go runtime's SIGPIPE exit.
+			sigs, stop := notifySignals(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			defer stop()
 			err := launcher.RunAgent(c.Context, launcher.AgentConfig{
 				In: c.App.Reader, Out: c.App.Writer, Signals: sigs,
 				Logger: slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})),

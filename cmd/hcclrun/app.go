@@ -108,7 +108,7 @@ func launchFlags() []cli.Flag {
 func jobFromFlags(c *cli.Context, io stdio) (*launcher.Job, error) {
 	args := c.Args().Slice()
 	if len(args) == 0 {
-		return nil, usageErrorf("missing program: hcclrun [options] PROGRAM [ARGS...]")
+		return nil, launcher.Usagef("missing program: hcclrun [options] PROGRAM [ARGS...]")
 	}
 	return jobWith(c, io, args[0], args[1:])
 }
@@ -121,10 +121,10 @@ func jobWith(c *cli.Context, io stdio, program string, args []string) (*launcher
 		np = c.Int("np")
 	}
 	if np < 1 {
-		return nil, usageErrorf("-np must be at least 1, got %d", np)
+		return nil, launcher.Usagef("-np must be at least 1, got %d", np)
 	}
 	if np > launcher.MaxRanks {
-		return nil, usageErrorf("-np %d is more than the %d ranks a job may have", np, launcher.MaxRanks)
+		return nil, launcher.Usagef("-np %d is more than the %d ranks a job may have", np, launcher.MaxRanks)
 	}
 	level := slog.LevelWarn
 	if c.Bool("verbose") {
@@ -172,21 +172,10 @@ func durationFlag(c *cli.Context, name string) time.Duration {
 	return 0
 }
 
-// usageError is a mistake on the command line: exit code 2, and a hint to
-// read --help.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string        { return e.err.Error() }
-func (e *usageError) Unwrap() error        { return e.err }
-func (e *usageError) Is(target error) bool { return target == launcher.ErrUsage }
-func (e *usageError) ExitCode() int        { return launcher.ExitUsage }
-
-func usageErrorf(format string, args ...any) error {
-	return &usageError{err: fmt.Errorf(format, args...)}
-}
-
+// onUsageError makes urfave/cli's flag errors usage errors: exit code 2,
+// and a hint to read --help.
 func onUsageError(_ *cli.Context, err error, _ bool) error {
-	return &usageError{err: err}
+	return launcher.UsageError(err)
 }
 
 func isUsage(err error) bool { return errors.Is(err, launcher.ErrUsage) }

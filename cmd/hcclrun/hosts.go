@@ -47,10 +47,10 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 	hostList := strings.Join(c.StringSlice("host"), ",")
 	mapBy, err := placement.ParseMapBy(c.String("map-by"))
 	if err != nil {
-		return usageErrorf("%v", err)
+		return launcher.Usagef("%v", err)
 	}
 	if c.Int("npernode") < 0 {
-		return usageErrorf("-N must be at least 1, got %d", c.Int("npernode"))
+		return launcher.Usagef("-N must be at least 1, got %d", c.Int("npernode"))
 	}
 	opts := placement.Options{MapBy: mapBy, PerNode: c.Int("npernode"), Oversubscribe: c.Bool("oversubscribe")}
 	if c.IsSet("np") {
@@ -59,7 +59,7 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 	var hosts []placement.Host
 	if nodes, tasks := slurmAllocation(); hostfile == "" && hostList == "" && nodes != "" && tasks != "" {
 		if hosts, err = placement.FromSlurm(nodes, tasks); err != nil {
-			return usageErrorf("slurm allocation: %v", err)
+			return launcher.Usagef("slurm allocation: %v", err)
 		}
 	}
 	if hostfile == "" && hostList == "" && hosts == nil {
@@ -70,7 +70,7 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 			// A local job may oversubscribe without asking, as before.
 			p, err := placement.Map(placement.Localhost(), placement.Options{NP: job.NP, Oversubscribe: true})
 			if err != nil {
-				return usageErrorf("%v", err)
+				return launcher.Usagef("%v", err)
 			}
 			return showMap(io, p)
 		}
@@ -78,12 +78,12 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 	}
 	if hosts == nil {
 		if hosts, err = placement.Resolve(hostfile, hostList); err != nil {
-			return usageErrorf("%v", err)
+			return launcher.Usagef("%v", err)
 		}
 	}
 	p, err := placement.Map(hosts, opts)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return launcher.Usagef("%v", err)
 	}
 	if c.Bool("display-map") {
 		return showMap(io, p)

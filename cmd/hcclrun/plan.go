@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hcclrun/hcclrun/launcher"
 	"github.com/hcclrun/hcclrun/runtime/algo"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
@@ -41,14 +42,14 @@ the chosen algorithm step by step.`,
 		Action: func(c *cli.Context) error {
 			coll, err := selector.ParseColl(c.String("op"))
 			if err != nil {
-				return usageErrorf("plan: --op: %v", err)
+				return launcher.Usagef("plan: --op: %v", err)
 			}
 			bytes, err := selector.ParseBytes(c.String("bytes"))
 			if err != nil {
-				return usageErrorf("plan: --bytes: %v", err)
+				return launcher.Usagef("plan: --bytes: %v", err)
 			}
 			if c.Duration("handoff") < 0 {
-				return usageErrorf("plan: --handoff %v is negative", c.Duration("handoff"))
+				return launcher.Usagef("plan: --handoff %v is negative", c.Duration("handoff"))
 			}
 			model, policy, err := selector.FromEnv(os.Getenv, c.Duration("handoff"))
 			if err != nil {
@@ -56,12 +57,12 @@ the chosen algorithm step by step.`,
 			}
 			if c.IsSet("algo") {
 				if policy, err = selector.ParseAlgo(c.String("algo")); err != nil {
-					return usageErrorf("plan: --algo: %v", err)
+					return launcher.Usagef("plan: --algo: %v", err)
 				}
 			}
 			np, servers := c.Int("np"), c.Int("servers")
 			if np < 1 || np > selector.MaxRanks || servers < 1 || servers > np {
-				return usageErrorf("plan: want 1 <= --servers <= --np <= %d", selector.MaxRanks)
+				return launcher.Usagef("plan: want 1 <= --servers <= --np <= %d", selector.MaxRanks)
 			}
 			call := selector.Call{Coll: coll, Bytes: bytes, Topo: selector.Topo{Ranks: np, Servers: servers}}
 			table := selector.Predict(model, policy, call)
@@ -81,7 +82,7 @@ the chosen algorithm step by step.`,
 // elements.
 func printPlan(c *cli.Context, table *selector.Table, coll plan.Coll, np, servers int, bytes int64, r int) error {
 	if r >= np {
-		return usageErrorf("plan: --rank %d is not below --np %d", r, np)
+		return launcher.Usagef("plan: --rank %d is not below --np %d", r, np)
 	}
 	chosen, err := table.Chosen()
 	if err != nil {

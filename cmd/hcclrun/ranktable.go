@@ -27,11 +27,11 @@ HCCL) and prints "ok", or the error naming the offending field and value.`,
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usageErrorf("ranktable: unexpected argument %q", c.Args().First())
+				return launcher.Usagef("ranktable: unexpected argument %q", c.Args().First())
 			}
 			if c.IsSet("check") {
 				if c.IsSet("np") {
-					return usageErrorf("ranktable: give -np or --check, not both")
+					return launcher.Usagef("ranktable: give -np or --check, not both")
 				}
 				if _, err := ranktable.ReadFile(c.String("check")); err != nil {
 					return err
@@ -40,7 +40,7 @@ HCCL) and prints "ok", or the error naming the offending field and value.`,
 				return err
 			}
 			if !c.IsSet("np") {
-				return usageErrorf("ranktable: missing -np N (or --check FILE)")
+				return launcher.Usagef("ranktable: missing -np N (or --check FILE)")
 			}
 			job := &launcher.Job{NP: c.Int("np")}
 			t, err := job.RankTable("", "")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hcclrun/hcclrun/launcher"
 	hccl "github.com/hcclrun/hcclrun/runtime"
 )
 
@@ -30,7 +31,7 @@ how many per rank, the shared memory they hold, and a rank x rank matrix.`,
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usageErrorf("topo: unexpected argument %q", c.Args().First())
+				return launcher.Usagef("topo: unexpected argument %q", c.Args().First())
 			}
 			self, err := os.Executable()
 			if err != nil {
