@@ -13,10 +13,10 @@ import (
 )
 
 // --algos compares algorithms within one job. On a shared machine whose
-// speed changes by the minute (the KVM machines of 2026-12: the same
-// 8-byte AllReduce took 0.44 us at one time of a morning and 0.85 us at
-// another), algorithms timed in separate jobs differ by when they ran as
-// much as by what they do. Here every size is measured in --rounds
+// speed changes by the minute, algorithms timed in separate jobs differ by
+// when they ran as much as by what they do
+// (docs/measurements.md#algorithms-compared-within-one-job). Here every
+// size is measured in --rounds
 // rounds; each round runs every algorithm's case in turn (warm-up,
 // barrier, -n timed iterations, as without --algos), forced with
 // Comm.SetAlgo, in an order drawn anew for every round and size (the same

@@ -15,9 +15,10 @@
 // output (records.go), prints them as nccl-tests does (table.go) and writes
 // --json and --plot at the end. The files therefore land where the user
 // ran hcclrun, whichever host rank 0 runs on. --plot is drawn by the
-// hcclrun-plot command (cmd/hcclrun-plot, bench/busbwplot), found next to
-// hcclrun or on PATH: linking the plotting library into hcclrun cost every
-// start of it ~6 ms of package initialisation.
+// hcclrun-plot command (cmd/hcclrun-plot, a module of its own), found next
+// to hcclrun or on PATH: linking the plotting library into hcclrun would
+// cost every start of it its package initialisation
+// (docs/measurements.md#the-plot-apart).
 //
 // # Semantics (the same as bench/mpi/mpibench.c, so the two compare)
 //

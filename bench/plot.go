@@ -11,9 +11,9 @@ import (
 	"strings"
 )
 
-// plotCommand draws --plot: a command of its own (cmd/hcclrun-plot, package
-// bench/busbwplot), so that hcclrun does not link the plotting library (see
-// busbwplot's package documentation for what that cost every start).
+// plotCommand draws --plot: a command of its own (cmd/hcclrun-plot, a
+// module of its own), so that hcclrun does not link the plotting library
+// (docs/measurements.md#the-plot-apart).
 const plotCommand = "hcclrun-plot"
 
 // checkPlotPath accepts the formats --plot writes, and checks that the

@@ -156,8 +156,9 @@ func (s *sweeper) report(rec record) error {
 
 // sweep runs every collective over every size with elements of type T.
 // The two buffers are allocated once, for the largest layout of the sweep,
-// and touched before anything is timed: first-touch page faults cost ~10 us
-// per 4 KiB page here and would otherwise land in the first timed sizes.
+// and touched before anything is timed: first-touch page faults would
+// otherwise land in the first timed sizes
+// (docs/measurements.md#buffers-touched-before-timing).
 func sweep[T hccl.Element](ctx context.Context, s *sweeper) error {
 	if s.sp.First > 0 {
 		return measureFirst[T](ctx, s)

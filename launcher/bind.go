@@ -11,12 +11,9 @@ import (
 
 // Ranks on this machine are bound to CPUs, as mpirun binds them: a rank
 // that the scheduler may move, or put on the core of the rank it is
-// talking to, waits for wake-ups and refills its caches. Measured on the
-// project's 2-core VM, AllReduce of 1 MiB over TCP at np 2 (HCCL_SHM_DISABLE=1,
-// hcclrun bench -n 100, four interleaved runs each): 777-1152 us unbound,
-// 559-719 us bound, Open MPI (which binds to a core per rank at np 2)
-// 661-775 us; medians of four more runs each, at the commit that bound:
-// 692 us unbound, 591 bound.
+// talking to, waits for wake-ups and refills its caches; bound, a 1 MiB
+// AllReduce over TCP ran about 15% faster
+// (docs/measurements.md#ranks-bound-to-cpus).
 //
 // The policy (Job.Bind, hcclrun --bind-to):
 //

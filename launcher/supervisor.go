@@ -229,11 +229,12 @@ func (s *supervisor) startAll() {
 }
 
 // startsInFlight is how many ranks of one host start at once. A start
-// returns when the program has been executed, and on the project's VMs an
-// exec costs milliseconds, most of them in the child (the kernel loading
-// the program, page faults under shadow paging): one start after the other,
-// the second rank of `hcclrun -np 2` ran 2-8 ms behind the first, and a
-// job's start-up waits for its last rank. Spawner allows concurrent Starts.
+// returns when the program has been executed, an exec can cost
+// milliseconds, most of them in the child (the kernel loading the
+// program, its page faults), and a job's start-up waits for its last rank,
+// so starting one after the other puts the last rank behind
+// (docs/measurements.md#ranks-started-four-at-a-time). Spawner allows
+// concurrent Starts.
 const startsInFlight = 4
 
 // spec builds the ProcSpec of one rank.

@@ -10,12 +10,12 @@ import (
 // threads at once (the number of CPUs by default), and the hand-offs
 // between the goroutines of a collective then wake other threads, each a
 // trip through the kernel scheduler that competes with the other ranks for
-// the same few cores. Measured on the project's 2-core VM, 8-byte
-// AllReduce at np 4 (hcclrun bench -n 1000, two runs each): 123-132 us with
-// GOMAXPROCS=2, 49-50 us with GOMAXPROCS=1. So a rank started on such a host
-// gets GOMAXPROCS set to its share of the CPUs, at least 1, unless the
-// user's environment or -x already sets it. Programs that are not Go
-// ignore the variable.
+// the same few cores: at np 4 on 2 CPUs a small AllReduce took 2.5 times
+// as long with GOMAXPROCS=2 as with 1
+// (docs/measurements.md#gomaxprocs-on-an-oversubscribed-host). So a rank
+// started on such a host gets GOMAXPROCS set to its share of the CPUs, at
+// least 1, unless the user's environment or -x already sets it. Programs
+// that are not Go ignore the variable.
 
 // withThreads returns the environment env of a rank, complete but for
 // this, with GOMAXPROCS added when the rank's host (cpus CPUs) holds more

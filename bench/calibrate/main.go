@@ -11,11 +11,12 @@
 // median, the default) or minimum (-over min). -stat median takes bench's
 // median iteration instead of the mean (one sample per placement): the
 // mean is what a loop of calls costs, what nccl-tests and bench/compare
-// report; the median hides an algorithm's tail (rhd at np 4 on two cores:
-// a median of 31.7 us against oneshot's 46.2, means of 37-45 against
-// 27-29 in interleaved runs). The files of the script before --algos (one
-// forced algorithm per job and sweep, s1-np2-shm-allreduce-ring-small.json)
-// are still read: each job's mean is a sample. The points where the
+// report; the median hides an algorithm's tail, and can rank two
+// algorithms the other way round from their means
+// (docs/measurements.md#calibrate-takes-the-mean). The files of the
+// script before --algos (one forced algorithm per job and sweep,
+// s1-np2-shm-allreduce-ring-small.json) are still read: each job's mean is
+// a sample. The points where the
 // choice measured over 10% slower than the fastest are listed with the
 // two compared round by round (paired), which tells the machine's drift
 // from a real difference.

@@ -23,7 +23,8 @@ import "math"
 //     compare per element keeps it and the assembly (whose first source
 //     operand is a) equal bit for bit.
 //
-// Every Go loop over floats, of every width, computes through these four.
+// The 16-bit float loops compute through these four; the typed float
+// loops (loops_typed.go) spell out the same choices.
 
 func addFloat[T float](x, y T) T {
 	if x != x {
