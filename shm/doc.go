@@ -20,10 +20,10 @@
 // Segments are sized with fallocate, so that a full tmpfs fails at creation
 // with ENOSPC instead of with SIGBUS at the first touch in the middle of a
 // collective, and every page is put in the page tables of each process that
-// maps it. A first touch still costs about 6 us per 4 KiB page on the
-// project's machines, whose hypervisor traps it even after the page tables
-// were populated, so the user reads them all before it needs them warm
-// ([Segment.Prefault]; prefault.go).
+// maps it. Under a hypervisor that traps a first touch even after the page
+// tables were populated, it still costs microseconds a page, so the user
+// reads them all before it needs them warm ([Segment.Prefault];
+// prefault.go).
 //
 // # Rings
 //
@@ -39,7 +39,7 @@
 // 128 bytes, each with an announcing word next to a frame of up to
 // [FastFrameMax] bytes ([Ring.FastSlot], [Ring.CommitFast]). The consumer
 // learns of a boxed frame and fetches it in one cache-line transfer where
-// the ring needs about twice as many (fastbox.go has the measurements).
+// the ring needs about twice as many (fastbox.go).
 // Frames stay in order across the two ways: each box records where the
 // ring stood when it was posted, and [Ring.NextFrame] says which way the
 // next frame comes.
@@ -60,21 +60,26 @@
 // and inode.
 // A payload handed over by reference from a region ([FindRegion]) is
 // copied out of the consumer's own mapping, a user-space copy that costs a
-// third of process_vm_readv's on the project's VMs (region.go).
+// fraction of process_vm_readv's (region.go).
 //
 // # Waiting
 //
-// A side that must wait spins for a few microseconds (yielding the processor
-// between checks), then announces that it sleeps and blocks in FUTEX_WAIT on
-// a 32-bit event word in the segment. The futex is shared (no
+// A side that must wait follows the [WaitPolicy] it was opened with
+// ([NewRing], [OpenRing]): it spins for a while (yielding to the process's
+// other goroutines between checks), may then give the processor away
+// between checks (sched_yield, for a host with more ranks than cores), and
+// then announces that it sleeps and blocks in FUTEX_WAIT on a 32-bit event
+// word in the segment. The policy is the caller's, per side of a ring, so
+// that the process's communicators each wait as they chose; the zero
+// policy is a short, always-safe spin. The futex is shared (no
 // FUTEX_PRIVATE_FLAG) because the two sides are different processes. The
 // other side issues FUTEX_WAKE only when the sleeper announced itself, so
 // the fast path makes no system call. A sleeper may also say how far the
 // other side's counter must move before waking it is worth a system call
 // ([Ring.PeekNeed], [Ring.ReserveNeed]; Read and Write do it for the rest
 // of their buffer), so that a large transfer pays a few wake-ups instead of
-// one per piece. A sleeper wakes periodically
-// ([WakePeriod]) to notice a cancelled context or a dead peer, so eight
+// one per piece. A sleeper wakes periodically (the policy's WakePeriod, at
+// least [WakePeriod]) to notice a cancelled context or a dead peer, so eight
 // ranks on two cores make progress without burning a core each.
 //
 // # Peer death

@@ -11,13 +11,12 @@ import (
 // Fast boxes carry small frames beside the ring, one frame per slot, the
 // way Open MPI's vader BTL has its "fast boxes": the slot's word sits with
 // the frame, so a receiver that polls it sees the frame's arrival and, for
-// a frame of up to 56 bytes, has fetched it in the same cache line. Through the
-// ring the same frame costs about twice the cross-core transfers: the
-// consumer polls head (a line the producer wrote), then fetches the data
-// line, then writes tail, and the producer takes head's line back for its
-// next commit. A ping-pong of one word between two threads, 16 slots
-// against a head/data/tail ring laid out as ours: 0.66-0.75 us a round
-// trip against 1.39-1.44 us (0.16 against 0.32-0.33 us in a quieter minute).
+// a frame of up to 56 bytes, has fetched it in the same cache line.
+// Through the ring the same frame costs about twice the cross-core
+// transfers: the consumer polls head (a line the producer wrote), then
+// fetches the data line, then writes tail, and the producer takes head's
+// line back for its next commit; a ping-pong through boxes takes half the
+// time of one through the ring (docs/measurements.md#fast-boxes).
 //
 // A slot is 128 bytes, two cache lines that the adjacent-line prefetcher
 // may or may not move together:

@@ -12,15 +12,15 @@ import (
 //
 // MADV_POPULATE_WRITE (Linux 5.14) fills this process's page tables, and on
 // bare metal or hardware-assisted virtualisation that is the whole cost of
-// a first touch. Under shadow paging (PVM, which the project's machines
-// run, and other software MMUs) the hypervisor builds its own table
-// lazily, per process, and the first access of each page after populate
-// still traps: about 6 us a page, 7 ms for 4 MiB. Reading a page once is
-// enough for later writes to run at full speed; a read made by the kernel
-// on the process's behalf (process_vm_readv, a pipe) is not.
+// a first touch. Under shadow paging (software MMUs, as some hypervisors
+// have) the hypervisor builds its own table lazily, per process, and the
+// first access of each page after populate still traps, microseconds a
+// page (docs/measurements.md#first-touch). Reading a page once is enough
+// for later writes to run at full speed; a read made by the kernel on the
+// process's behalf (process_vm_readv, a pipe) is not.
 //
-// So a segment's page tables are populated when it is mapped (about 1 ms
-// for the 8 MiB of a link), and its pages are read, in the caller's
+// So a segment's page tables are populated when it is mapped, and its
+// pages are read, in the caller's
 // goroutine, when its user asks (Segment.Prefault): a link does it as it
 // is set up. A goroutine that read the
 // segment in the background used to do this; on a rank bound to one CPU

@@ -27,12 +27,8 @@ func Addr(p []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&p[0]))) }
 // and hands it back when the call returns: two context switches on the
 // rank's core per long read when the rank is bound to one CPU, and the
 // other thread's work in the cache between them (the same as the TCP
-// links' reads and writes, runtime/transport/tcplink/raw.go). Measured on
-// the Intel host of 2026-12-04, np 2, AllGather and AlltoAll of 16 MiB
-// (8 MiB read in place per call), `-n 100 -w 10`, four interleaved runs
-// of each build, out of place, us: AllGather 1601-1676 -> 1406-1471,
-// AlltoAll 1468-1700 -> 1441-1502 (Open MPI 1406-1487); 6412 -> 1266
-// context switches in 620 AllGathers.
+// links' reads and writes, runtime/transport/tcplink/raw.go;
+// docs/measurements.md#raw-system-calls).
 func ReadProcess(pid int, dst []byte, addr uint64) error {
 	return processVM(unix.SYS_PROCESS_VM_READV, "process_vm_readv", pid, dst, addr)
 }

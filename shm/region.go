@@ -15,10 +15,8 @@ import (
 //
 // A payload in a process's ordinary memory reaches a peer with
 // process_vm_readv (ReadProcess), which pins the pages and copies in the
-// kernel: on this project's VMs that is 3 to 3.5 times a user-space copy
-// out of a shared mapping (bench/probe/transfer.c, a block written once,
-// medians: 512 KiB 34.2 us against 9.7, 8 MiB 1370 against 429). A
-// region is memory that is shared from the start: a tmpfs file (created
+// kernel: several times the cost of a user-space copy out of a shared
+// mapping (docs/measurements.md#regions). A region is memory that is shared from the start: a tmpfs file (created
 // without a name as a segment is, so nothing can leak) mapped into its
 // owner, whose descriptor a peer may reopen through /proc/PID/fd and map
 // too. The owner hands out its bytes (NewRegion, Region.Bytes) as NCCL's
@@ -34,9 +32,9 @@ import (
 // inode number is unique only within one file system, and a reused
 // descriptor may name a file on another one. The device is not sent: the
 // owner creates its regions in regionDir, and a peer that shares memory
-// with it shares that tmpfs (runtime/topo compares its device). A region the owner frees stays
-// allocated while a peer maps it, until that peer's link closes; a peer
-// keeps at most peerRegionsMax mappings of one owner.
+// with it shares that tmpfs (runtime/topo compares its device). A region
+// the owner frees stays allocated while a peer maps it, until that peer's
+// link closes; a peer keeps at most peerRegionsMax mappings of one owner.
 
 // regionDir is where regions are created: the tmpfs whose size limit the
 // administrator set for shared memory, as for segments.

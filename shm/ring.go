@@ -281,10 +281,11 @@ func (r *Ring) Reserve(ctx context.Context, max int) ([]byte, error) {
 // ReserveNeed is Reserve for a producer that will write at least need bytes
 // before it stops (the rest of a message): if it has to sleep, it asks the
 // consumer to wake it only once min(need, Cap()/2) bytes are free rather
-// than at the first free byte. On these virtual machines a wake-up costs
-// 10 to 50 us, so a large transfer through a full ring would otherwise pay
-// one per piece the consumer releases. It cannot deadlock: the consumer
-// must release that much anyway for the producer to finish.
+// than at the first free byte. A wake-up costs tens of microseconds
+// (docs/measurements.md#spin-and-yield), so a large transfer through a
+// full ring would otherwise pay one per piece the consumer releases. It
+// cannot deadlock: the consumer must release that much anyway for the
+// producer to finish.
 func (r *Ring) ReserveNeed(ctx context.Context, need, max int) ([]byte, error) {
 	if max <= 0 {
 		return nil, fmt.Errorf("shm: reserve %d bytes", max)

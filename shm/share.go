@@ -24,15 +24,10 @@ import (
 // with WriteProcess (process_vm_writev). They meet wherever their speeds
 // put them, so an offer costs at most a piece more than the consumer
 // reading alone (and a system call per piece): a producer busy elsewhere
-// takes nothing. At the end the
-// consumer waits for the producer's last piece (AwaitShare).
-//
-// Measured with two C processes on the Intel host of 2026-12-05 (one
-// pinned to each core, the consumer's part read with process_vm_readv and
-// the producer's written with process_vm_writev, medians of 2000, two
-// runs at 1 MiB and one at the other sizes): 1 MiB 63.5-66.7 us read by
-// the consumer alone against 23.5-24.3 shared; 4 MiB 322 against 194; 256
-// KiB 9.3 against 6.0.
+// takes nothing. At the end the consumer waits for the producer's last
+// piece (AwaitShare). Shared, a payload of 256 KiB to 4 MiB is copied in
+// a third to two thirds of the consumer's time alone
+// (docs/measurements.md#shared-reads).
 //
 // The offer and the claims live in one word (the cursor), which both sides
 // change with compare-and-swap: the offer's generation (16 bits), the

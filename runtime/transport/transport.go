@@ -32,8 +32,8 @@ type Transport interface {
 	Listen() (Listener, error)
 
 	// Dial opens a link to the lower rank peer, whose listener published
-	// addr. It makes one attempt; its error is worth a fallback to the
-	// next transport unless ctx ended.
+	// addr, and fails when the link cannot be made or ctx ends; the link
+	// manager then tries the next transport, unless ctx ended.
 	Dial(ctx context.Context, peer int, addr string) (Link, error)
 }
 

@@ -39,9 +39,9 @@ import (
 // what runtime.MemAlloc hands out) is read without the kernel: the
 // reference also names the region's file and the payload's offset in it,
 // and the receiver copies the payload out of its own mapping of that file
-// (shm.PeerRegions), three times as fast as process_vm_readv on this
-// project's VMs. Such a payload is never spliced into the pipe nor offered
-// as a shared read: the receiver's plain copy beats both.
+// (shm.PeerRegions), several times as fast as process_vm_readv
+// (docs/measurements.md#regions). Such a payload is never spliced into the
+// pipe nor offered as a shared read: the receiver's plain copy beats both.
 
 const (
 	// flagDirect marks a frame whose payload stays in the sender's memory;

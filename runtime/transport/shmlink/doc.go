@@ -2,6 +2,16 @@
 // two ranks of one host made of two shm rings, one per direction, in one
 // segment.
 //
+// [Transport] is the first entry of the runtime's table of transports
+// (transport.Transport): it can connect two ranks whose topology facts say
+// they share a host, listens with a [ListenConfig] and dials with a
+// [DialConfig]. The configuration is the rank's, per communicator: how its
+// side of each link waits ([DialConfig].Wait, an shm.WaitPolicy), whether
+// it offers shares of its copies (NoShare), the rings, pipes and reads in
+// place. [Host] is the policy the runtime chooses them by, from the job's
+// ranks on the host and the CPUs they share; nothing in the package is
+// global to the process.
+//
 // # Set-up
 //
 // Of two ranks, the lower one listens ([Listen]) on the abstract unix socket
@@ -42,12 +52,10 @@
 // bounds memory, not message size. A small frame goes in with a single
 // commit. A frame of up to shm.FastFrameMax bytes (a header and 72 payload
 // bytes: a small AllReduce, a Barrier's empty message) goes in one of the
-// ring's fast boxes while one is free, which halves its latency (a ping-pong
-// of 8-byte frames, BenchmarkPingPong: 0.85-1.03 us a round trip against
-// 1.70-1.92 us through the ring; 0.79-0.84 us once a header and 8 payload
-// bytes share the box's first cache line with its word). The receiver either copies the payload out (RecvPayload) or looks
-// at it in place, piece by piece (VisitPayload), to reduce straight from the
-// ring.
+// ring's fast boxes while one is free, which halves its latency
+// (BenchmarkPingPong; docs/measurements.md#fast-boxes). The receiver
+// either copies the payload out (RecvPayload) or looks at it in place,
+// piece by piece (VisitPayload), to reduce straight from the ring.
 //
 // A large payload can skip the ring: TryPost writes only the header, marked,
 // and the payload's address, and the receiver copies the payload straight
@@ -55,19 +63,19 @@
 // that). One copy instead of two. The receiver reads what the sender could
 // splice (vmsplice) into the link's pipe, up to 1 MiB, from the pipe, and
 // the rest with process_vm_readv, which pins the sender's pages one by one
-// from the receiver's side and cost nearly twice as much on the AMD host
-// of 2026-12-03, and no more on the Intel host of 2026-12-04, where the
-// pipes cost instead (splice.go; DialConfig.NoPipes goes without them,
-// and ProbePipes tells the two kinds of host apart: pipeprobe.go). Each
+// from the receiver's side and costs more than the pipe on some hosts and
+// no more on others, where the pipes cost instead (splice.go;
+// DialConfig.NoPipes goes without them, and ProbePipes tells the two
+// kinds of host apart: pipeprobe.go, docs/measurements.md#pipes). Each
 // side proves at set-up that it can read the other's memory (direct.go);
 // where the kernel refuses, or DialConfig.NoDirect says so
 // (HCCL_SHM_DIRECT=0), everything goes through the rings; the runtime
 // posts in place only the payloads of the collectives whose receivers just
-// copy them (runtime/env.go has the figures: where the receiver reduces,
-// the rings are faster). The kernel refuses, for instance, under Yama's ptrace_scope 1
-// (Ubuntu's default: a process may read only its descendants, and ranks are
-// siblings), for ranks of different users, and for non-dumpable processes;
-// Open MPI's CMA has the same limits. The runtime logs at DEBUG whether a
+// copy them (runtime/env.go: where the receiver reduces, the rings are
+// faster). The kernel refuses, for instance, under Yama's ptrace_scope 1
+// (Ubuntu's default: a process may read only its descendants, and ranks
+// are siblings), for ranks of different users, and for non-dumpable
+// processes; Open MPI's CMA has the same limits. The runtime logs at DEBUG whether a
 // link reads in place (reads_in_place).
 //
 // A receiver that copies such a payload out offers the sender a share of
@@ -75,7 +83,7 @@
 // the front straight into the receiver's destination (process_vm_writev)
 // while the receiver reads pieces from the back, so that a Broadcast's
 // root and leaf both copy. The runtime turns the offers off where ranks
-// outnumber cores (SetShare).
+// outnumber cores (Host.Shares, DialConfig.NoShare and ListenConfig.NoShare).
 //
 // # Ring size
 //
@@ -84,16 +92,15 @@
 // NCCL_BUFFSIZE. Why that size: the executor pipelines a transfer in
 // segments of up to 1 MiB, and a ring of four segments lets the sender
 // copy the next segments while the receiver reduces the earlier ones, so
-// that neither side waits in steady state. BenchmarkRingSize (16 MiB
-// frames, in place, on the project's 2-core VM) agrees: 4 MiB rings gave
-// 7.6 to 9.7 GB/s and 1 MiB rings 7.3; 64 KiB and 256 KiB rings got 2.1
-// and 3.4 (hand-offs: a futex sleep and wake every few chunks), and a
-// 16 MiB ring fell out of the cache, 4.5 to 6.4. A full mesh of n local
+// that neither side waits in steady state. BenchmarkRingSize agrees:
+// smaller rings hand off through a futex sleep and wake every few chunks,
+// and a 16 MiB ring falls out of the cache
+// (docs/measurements.md#ring-size). A full mesh of n local
 // ranks would take n(n-1) rings, 224 MiB of /dev/shm for 8 ranks at 4 MiB,
 // and 63 GiB for 128: so the runtime opens only the links its algorithms
 // use, on first use, and on hosts of more than FullRings+1 ranks asks for
-// smaller rings (HostRingBytes), which bounds a rank's links to a constant
-// times the ring. Correctness never depends on the size: the conformance
+// smaller rings (HostRingBytes, Host.RingBytes), which bounds a rank's
+// links to a constant times the ring. Correctness never depends on the size: the conformance
 // suite also runs with 4 KiB rings.
 //
 // # Concurrency

@@ -18,21 +18,18 @@ import (
 // walking the producer's page tables; vmsplice pins them from the
 // producer's own side and the consumer's read(2) copies them out of the
 // pipe (splice.go). Which costs less is the kernel's and the CPU's
-// business, and it differs by host: one process reading 512 KiB of its
-// own memory took 60 us with process_vm_readv and 35 with a splice and a
-// read on the AMD host of 2026-12-03, where the pipes took a 1 MiB
-// AllGather at np 2 from 80 to 60 us; on the Intel host of 2026-12-04 the
-// two took 19-21 and 17.6-19.3 us, and there the pipes cost up to 9 us of
-// the same AllGather (docs/performance.md), because in a job the page
-// references the producer's splice takes are dropped by the consumer's
-// read on another core, which one process does not see. So the pipes go
+// business, and it differs by host: where the splice and read won by 1.7
+// times in one process the pipes took a fifth off a 1 MiB AllGather at
+// np 2, and where the two were about even the pipes cost the same
+// AllGather time, because in a job the page references the producer's
+// splice takes are dropped by the consumer's read on another core, which
+// one process does not see (docs/measurements.md#pipes). So the pipes go
 // only where they win the probe clearly: by pipesWin.
 //
 // The probe reads probeBytes probeTries times each way, interleaved, and
 // compares the fastest of each: a moment of interference (another rank
-// probing on the same core) slows some tries, never speeds one up. On
-// the Intel host the ratio read 1.02-1.08 in 64 processes, run alone, in
-// pairs and in fours; the medians spread to 1.56 in one of them.
+// probing on the same core) slows some tries, never speeds one up; the
+// fastest tries' ratio held steady where the medians spread.
 
 const (
 	probeBytes = 256 << 10
@@ -62,9 +59,8 @@ func (p PipeProbe) String() string {
 }
 
 // ProbePipes times both ways of reading a payload in place within this
-// process (above). It took 0.5-1 ms in a fresh process on the Intel host
-// (27 runs, alone and in pairs); an error means one of the two does not
-// work here.
+// process (above), in about a millisecond; an error means one of the two
+// does not work here.
 func ProbePipes() (PipeProbe, error) {
 	p := PipeProbe{Bytes: probeBytes}
 	var fds [2]int

@@ -23,9 +23,10 @@ import (
 // A sender with receives of its own in the step is not offered a share:
 // it would take pieces only once its own receives are done, if at all,
 // and the receiver pays for the pieces' system calls and the cursor's
-// cache-line transfers anyway. On the AMD host of 2026-12-05 an np 2
-// AllGather of 1 MiB, where both sides read, took 67.7 us (median of six
-// runs of 1000 calls) offering and 63.8 not.
+// cache-line transfers anyway; offering in an AllGather, where both sides
+// read, made it slower (docs/measurements.md#shared-reads). Where ranks
+// outnumber cores the runtime turns the offers off (Host.Shares,
+// DialConfig.NoShare).
 
 // shareMin is the smallest part of a payload offered: below it the
 // offer's few cache-line transfers and the pieces' system calls are a
@@ -34,10 +35,8 @@ const shareMin = 256 << 10
 
 // sharePieceMin is the smallest piece; an offer has at most sharePieces
 // pieces of at least that size, rounded to pages. Each piece is a system
-// call: process_vm_readv of 512 KiB took 16-18 us at best in one call,
-// 19.3-19.4 in pieces of 128 KiB, 20.9 in pieces of 64 KiB and 27 in pieces of
-// 16 KiB (one C process reading itself, the Intel host of 2026-12-05,
-// best of 2000, three runs).
+// call, and below 128 KiB the calls' cost shows in the copy
+// (docs/measurements.md#shared-reads).
 const (
 	sharePieceMin = 128 << 10
 	sharePieces   = 16

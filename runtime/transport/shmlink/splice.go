@@ -14,28 +14,22 @@ import (
 //
 // process_vm_readv pins every page it reads from the consumer's side
 // (pin_user_pages_remote walks the producer's page tables under its mmap
-// lock, one page at a time), and the pinning costs more than the copy: on
-// the project's 2-core VM a 512 KiB read took 60 us where a memcpy of the
-// same bytes takes 16, and a perf profile of a 1 MiB AllGather at np 2 had
-// 26% of its samples copying in process_vm_readv and ~35% pinning and
-// unpinning pages. vmsplice(2) hands the same pages to a pipe from the
+// lock, one page at a time), and on some hosts the pinning costs more
+// than the copy. vmsplice(2) hands the same pages to a pipe from the
 // producer's own side (get_user_pages_fast, without the lock) and the
-// consumer's read(2) copies them out of the pipe: 9 us to splice 512 KiB
-// and 26 to read it, 35 in all (one process, 2000 tries, medians). Still one
-// copy, and the pages are only referenced, not copied, by the splice.
-// That was the AMD host of 2026-12-03. On the Intel host of 2026-12-04
-// the kernel pins pages fast (process_vm_readv of 512 KiB 19-21 us, the
-// splice and read 17.6-19.3) and the pipes cost up to 9 us in a 1 MiB
-// AllGather at np 2 (docs/performance.md): DialConfig.NoPipes leaves
-// them out, as the runtime does where ProbePipes says they do not pay
-// (pipeprobe.go).
+// consumer's read(2) copies them out of the pipe: still one copy, and the
+// pages are only referenced, not copied, by the splice. Where the kernel
+// pins pages fast the pipes cost instead (docs/measurements.md#pipes):
+// DialConfig.NoPipes leaves them out, as the runtime does where
+// ProbePipes says they do not pay (pipeprobe.go; WithoutPipes).
 //
 // So each direction of a link that may hand payloads over in place also
 // has a pipe, made by the dialer and passed with the segment, of up to
-// spliceCapacity bytes (PipeBytes). TryPost splices (shm.Splice) as much of the payload as the pipe
-// takes without waiting, before it writes the reference (the frame then says how
-// many bytes went into the pipe); the consumer reads those bytes from the
-// pipe and the rest, if any, with process_vm_readv. Frames are spliced and
+// spliceCapacity bytes (PipeBytes). TryPost splices (shm.Splice) as much
+// of the payload as the pipe takes without waiting, before it writes the
+// reference (the frame then says how many bytes went into the pipe); the
+// consumer reads those bytes from the pipe and the rest, if any, with
+// process_vm_readv. Frames are spliced and
 // read in the same order, so the pipe holds the heads of the posted frames
 // one after the other. Because the pipe only references the producer's
 // pages, the producer still waits for the acknowledgement before its

@@ -19,9 +19,9 @@ import (
 const readBufferBytes = 64 << 10
 
 // frameBytes is the largest payload of a frame of a started send
-// (StartSend): AllReduce 1 MiB at np 2 over loopback took 707-1005 us with
-// 1 MiB frames against 1159-1180 us with the executor's 256 KiB segments,
-// when the executor cut the frames. A multiple of every element size.
+// (StartSend): fewer, larger frames than the executor's segments cost
+// fewer wake-ups (docs/measurements.md#tcp-frames). A multiple of every
+// element size.
 const frameBytes = 1 << 20
 
 // smallFrame is the payload size up to which header and payload are copied
