@@ -46,7 +46,7 @@
 //     inherits it; threads.go sets GOMAXPROCS for oversubscribed hosts.
 //   - The hand-off of a shared core (handoff.go): when some host has more
 //     ranks than CPUs, the launcher times on its own host how long a core
-//     takes to change hands between two waiters (shm.MeasureHandoff, about
+//     takes to change hands between two waiters (handoff.Measure, about
 //     a millisecond) and writes it to the rank table's handoff_ns, from
 //     which every rank's cost model prices its oversubscribed rounds alike
 //     (runtime/selector, SlowHost).

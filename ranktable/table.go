@@ -29,7 +29,7 @@ type Table struct {
 	ControlAddr string `json:"control_addr,omitempty"` // host:port of the control plane
 	// HandoffNS is how long a waiter took to hand a shared core to
 	// another process, in nanoseconds, as the launcher measured it on its
-	// host (shm.MeasureHandoff): a fact every rank reads alike, so that
+	// host (internal/handoff): a fact every rank reads alike, so that
 	// the ranks' cost models agree. Empty when not measured.
 	HandoffNS string `json:"handoff_ns,omitempty"`
 }

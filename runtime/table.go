@@ -17,7 +17,7 @@ type tableFacts struct {
 	// serverCPUs is how many CPUs the ranks of this rank's server are
 	// bound to together (the union of their cpu_lists), 0 when the table
 	// does not bind every one of them: whether each has a core to spin on
-	// (waitPolicy) is a question about the server, which a rank bound to
+	// (shmlink.Host.Wait) is a question about the server, which a rank bound to
 	// one CPU cannot answer from its own affinity.
 	serverCPUs int
 	// handoff is how long the launcher measured a shared core to take to

@@ -28,7 +28,7 @@ type Settings struct {
 	// rank bound to one CPU sees 1 (docs/selector.md#where-the-inputs-come-from).
 	Cores int
 	// Handoff is how long the host's shared core takes to change hands,
-	// as the launcher measured it (shm.MeasureHandoff, in the rank
+	// as the launcher measured it (internal/handoff, in the rank
 	// table); 0 for not measured (Model.WithHandoff).
 	Handoff time.Duration
 }

@@ -4,7 +4,7 @@ import "time"
 
 // SlowHost is how a host whose shared core changes hands slowly prices
 // the oversubscribed rounds: a job whose launcher measured a hand-off of
-// Handoff or more on its host (shm.MeasureHandoff, read from the rank
+// Handoff or more on its host (internal/handoff, read from the rank
 // table) prices with Wake, PollMax and NetAlpha in place of the model's.
 //
 // A second set rather than one model, because the hosts the constants

@@ -26,7 +26,7 @@ func treeCost(s *shape, k costCall) error {
 	// A Broadcast's ranks that are not in a round still hold their
 	// share of the cores: they wait to receive, and a receive over
 	// shm polls through the yield window (100 us when ranks
-	// outnumber cores, runtime's waitPolicy) before it sleeps,
+	// outnumber cores, shmlink.Host.Wait) before it sleeps,
 	// longer than a round of up to a few MiB, so they count as at
 	// work. A Reduce's early ranks measure as asleep and count so
 	// (docs/selector.md#how-the-shapes-count).
