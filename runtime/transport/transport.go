@@ -63,6 +63,11 @@ type Unavailable struct {
 	Err    error
 }
 
-func (u *Unavailable) Error() string { return u.Reason + ": " + u.Err.Error() }
+func (u *Unavailable) Error() string {
+	if u.Err == nil {
+		return u.Reason
+	}
+	return u.Reason + ": " + u.Err.Error()
+}
 
 func (u *Unavailable) Unwrap() error { return u.Err }
