@@ -2,7 +2,10 @@ package reduce
 
 // Float16 and BFloat16 loops: each operation widens both operands to
 // float32 (exactly), computes in float32 and rounds the result once back to
-// 16 bits, as the assembly does with VCVTPH2PS/VCVTPS2PH and shifts.
+// 16 bits, as the assembly does with VCVTPH2PS/VCVTPS2PH and shifts. One
+// loop per format and operator: choosing either per element, or widening
+// a block into float32 scratch for the typed loops, measured slower
+// (docs/measurements.md#misaligned-buffers-go-through-aligned-copies).
 
 func sumF16(dst, a, b []byte) {
 	for len(dst) >= 2 && len(a) >= 2 && len(b) >= 2 {
