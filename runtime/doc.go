@@ -10,71 +10,81 @@
 // # The data path of one collective
 //
 //  1. The front (this package) validates the arguments, derives the element
-//     type from T and takes the communicator's next sequence number.
-//  2. The selector picks an algorithm for (collective, size, topology);
-//     HCCL_ALGO can force one.
+//     type from T and takes the communicator's next sequence number
+//     (collectives.go, call.go).
+//  2. The selector (package selector) prices the call with every algorithm
+//     that can run it and picks the cheapest (select.go asks it); HCCL_ALGO
+//     can force one. Each algorithm's cost is a file of its own,
+//     selector/shape_<algorithm>.go, and the model's constants a table,
+//     selector/default.tuning, that HCCL_TUNING_FILE can replace.
 //  3. The algorithm (package algo) builds this rank's plan (package plan):
 //     ordered steps of sends, receives and reductions over regions of the
 //     caller's buffers and of scratch.
-//  4. The executor (package executor) runs the plan over links to the peers
-//     (package transport: TCP between servers, shared memory within one),
-//     segment by segment, reducing with the kernels of package reduce.
-//     Every frame carries the call's sequence number and descriptor
-//     (collective, type, operator, root, count), the transfer's ordinal on
-//     its link and the segment's offset and length; a receiver that gets
-//     another frame than its plan expects fails with ErrMismatch. Rooted
-//     and empty plans get an exchange of empty frames around the ring, in
-//     their first step where it fits (callcheck.go), so that ranks that
-//     disagree always receive something from each other. The rank table
-//     (table.go) tells how many ranks each server holds, when the
-//     launcher bound them to CPUs how many CPUs they share, and when some
-//     host has more ranks than CPUs how fast a shared core changes hands
-//     (the launcher's measurement, which the selector prices with:
-//     select.go).
+//  4. The executor (package executor) runs the plan over links to the
+//     peers, segment by segment.
+//  5. The links come from an ordered table of transports (package
+//     transport; transports.go builds it): shared memory (transport/shmlink)
+//     for the peers on this server, then TCP (transport/tcplink); as in
+//     NCCL the first that can connect two ranks links them, on a plan's
+//     first need (links.go). Both speak one frame format, internal/wire.
+//  6. Reductions run the kernels of package reduce; copies and spin-wait
+//     hints are internal/cpu's.
+//
+// Every frame carries the call's sequence number and descriptor
+// (collective, type, operator, root, count), the transfer's ordinal on its
+// link and the segment's offset and length; a receiver that gets another
+// frame than its plan expects fails with ErrMismatch. Rooted and empty
+// plans get an exchange of empty frames around the ring, in their first
+// step where it fits (callcheck.go), so that ranks that disagree always
+// receive something from each other. The rank table (table.go) tells how
+// many ranks each server holds, when the launcher bound them to CPUs how
+// many CPUs they share, and when some host has more ranks than CPUs how
+// fast a shared core changes hands (the launcher's measurement, which the
+// selector prices with).
 //
 // # Memory peers can map
 //
 // MemAlloc (memalloc_unsafe.go) hands out memory that the rank's peers on
 // the host map too (shm.Region), as NCCL's ncclMemAlloc does: a large
 // payload sent from it is copied by the receiver out of its own mapping
-// instead of being read with process_vm_readv, a third of the time on the
-// project's VMs. Buffers a job sends again and again belong there;
-// collectives take any slice.
+// instead of being read with process_vm_readv, which takes several times
+// as long (docs/performance.md). Buffers a job sends again and again
+// belong there; collectives take any slice.
 //
 // # Joining and links
 //
 // Init connects to the launcher's control plane (netio/control), gathers
-// the rank's topology facts (package topo), listens for data links on the
-// address of its route to the launcher (or the interface HCCL_SOCKET_IFNAME
-// names) and on an abstract unix socket for shared memory, publishes both,
-// and waits for every rank. Links open when a plan first needs a peer
-// (links.go), so a rank has links only to the peers its algorithms talk to
-// (Comm.Links; hcclrun topo prints a job's); on a host that is not crowded
-// Init itself makes a first AllReduce of 4 bytes, which opens the small
-// calls' links, and warms the code of the first calls (warmup.go). A shm link's rings
-// hold HCCL_BUFFSIZE each on a host of up to 9 ranks; on a larger host, or
-// where /dev/shm could not hold a full mesh of them, they shrink
-// (shmlink.HostRingBytes, FitRingBytes), and on a host of more than 2 ranks
-// per CPU their pages fault in at first touch instead of being read ahead.
-// How a waiting rank polls, yields and sleeps follows the ranks per CPU
-// (waitPolicy). docs/performance.md, "Start-up at scale", has the figures.
+// the rank's topology facts (package topo), opens a listener on every
+// transport of its table (TCP on the address of its route to the launcher,
+// or on the interface HCCL_SOCKET_IFNAME names; shared memory on an
+// abstract unix socket), publishes their endpoints, and waits for every
+// rank. Links open when a plan first needs a peer, so a rank has links
+// only to the peers its algorithms talk to (Comm.Links; hcclrun topo
+// prints a job's, Comm.Topology its servers); on a host that is not
+// crowded Init itself makes a first AllReduce of 4 bytes, which opens the
+// small calls' links, and warms the code of the first calls (warmup.go).
+// How large a shm link's rings are, whether their pages are read ahead and
+// how a waiting rank polls, yields and sleeps follow the host's ranks per
+// CPU (shmlink.Host); docs/performance.md, "Start-up at scale", has the
+// figures.
 //
 // # Knobs
 //
 // Beyond the contract's (HCCL_ALGO, HCCL_DEBUG, HCCL_SOCKET_IFNAME,
 // HCCL_SHM_DISABLE, HCCL_BUFFSIZE, HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT),
-// env.go reads HCCL_TUNING_FILE (the selector's constants), HCCL_SHM_DIRECT
-// (which collectives hand large payloads over in place; unset, the calls a
-// job makes again and again are timed in place and through the rings, and
-// go the faster: posttune.go) and
-// HCCL_SHM_SPLICE_DISABLE (in-place reads with or without the pipes, =0 or
-// =1; unset, a probe of the host decides: splice.go) and
-// HCCL_SOCKET_CONGESTION (the TCP data links'
-// congestion control, cubic unless it names another or system:
-// congestion.go) and HCCL_SHM_SOCKET_TAG (for tests only: a fixed tail
-// for the shared-memory socket names, which are otherwise unguessable and
+// env.go reads HCCL_TUNING_FILE (the selector's constants),
+// HCCL_SHM_DIRECT (which collectives hand large payloads over in place;
+// unset, the calls a job makes again and again are timed in place and
+// through the rings, and go the faster: posttune.go),
+// HCCL_SHM_SPLICE_DISABLE (in-place reads with or without the pipes, =0
+// or =1; unset, a probe of the host decides), HCCL_SOCKET_CONGESTION (the
+// TCP data links' congestion control, cubic unless it names another or
+// system) and HCCL_SHM_SOCKET_TAG (for tests only: a fixed tail for the
+// shared-memory socket names, which are otherwise unguessable and
 // published through the control plane, so that a test can make one
-// collide); its comments carry what each was measured at.
+// collide). The options of Init (WithAlgo, WithBufferSize, ...) override
+// the variables. What the defaults were measured at is in
+// docs/measurements.md.
 //
 // # Failures
 //
@@ -82,12 +92,15 @@
 // shuts this rank's links (transport.Link.Shut: blocked calls fail, the
 // memory stays mapped until Close releases the links, when no collective
 // runs), so no peer waits for a rank that gave up; peers then fail with
-// ErrAborted naming the cause. HCCL_EXEC_TIMEOUT arms
-// one timer per communicator; when it fires the error names the call, its
-// number and the ranks that have not arrived, STUCK or LOST, from the
-// progress every rank reports in its heartbeats.
-// HCCL_HEARTBEAT_TIMEOUT (seconds, default 10) is read by hcclrun, not here:
-// a rank silent on the control plane for that long is declared lost.
+// ErrAborted naming the cause. A program that handles a failure itself
+// calls Comm.Abort(reason), NCCL's ncclCommAbort, to the same effect:
+// every rank's running and later calls fail with ErrAborted naming the
+// rank and the reason. HCCL_EXEC_TIMEOUT arms one timer per
+// communicator; when it fires the error names the call, its number and
+// the ranks that have not arrived, STUCK or LOST, from the progress every
+// rank reports in its heartbeats. HCCL_HEARTBEAT_TIMEOUT (seconds,
+// default 10) is read by hcclrun, not here: a rank silent on the control
+// plane for that long is declared lost.
 //
 // # Concurrency and ordering
 //
@@ -101,6 +114,9 @@
 //
 // Every error of a collective is an *OpError naming the collective, the
 // algorithm, the rank, the peer and the step; errors.Is tells ErrMismatch,
-// ErrAborted, ErrInvalidArgument and ErrClosed apart. A failed collective
-// leaves the communicator aborted: later calls fail fast with ErrAborted.
+// ErrAborted, ErrInvalidArgument, ErrClosed and ErrTimeout apart, and
+// reaches the cause they wrap (a rank table that cannot be read, the
+// context's error). A collective that fails once it has started (with any
+// error but ErrInvalidArgument) leaves the communicator aborted: later
+// calls fail fast with ErrAborted.
 package runtime
