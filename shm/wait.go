@@ -42,9 +42,9 @@ const DefaultSpin = 4 * time.Microsecond
 // fraction of a microsecond, where a sleep costs a futex round trip and
 // the scheduler's wake-up latency. On an oversubscribed host the peer may
 // need this very core, and yielding hands it over for the price of a
-// context switch (docs/measurements.md#spin-and-yield). The process that
-// owns the ranks decides (runtime/transport/shmlink's Host.Wait); each side
-// of a ring has its own, fixed when the side is opened (NewRing,
+// context switch (docs/measurements.md#spin-and-yield). The runtime
+// chooses per communicator (runtime/transport/shmlink's Host.Wait); each
+// side of a ring has its own, fixed when the side is opened (NewRing,
 // OpenRing).
 //
 // The zero value is the default policy: DefaultSpin, no yield, and
