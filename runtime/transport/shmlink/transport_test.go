@@ -9,6 +9,7 @@ import (
 
 	"github.com/hcclrun/hcclrun/runtime/topo"
 	"github.com/hcclrun/hcclrun/runtime/transport"
+	"github.com/hcclrun/hcclrun/runtime/transport/linktest"
 	"github.com/hcclrun/hcclrun/shm"
 )
 
@@ -33,27 +34,11 @@ func TestTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	type accepted struct {
-		l    transport.Link
-		peer int
-		err  error
+	al, peer, d := linktest.Connect(ctx, t, ln, t1, 0)
+	if peer != 1 {
+		t.Fatalf("accepted rank %d", peer)
 	}
-	acc := make(chan accepted, 1)
-	go func() {
-		l, peer, err := ln.Accept()
-		acc <- accepted{l, peer, err}
-	}()
-	d, err := t1.Dial(ctx, 0, ln.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	a := <-acc
-	if a.err != nil || a.peer != 1 {
-		t.Fatalf("accepted rank %d, %v", a.peer, a.err)
-	}
-	defer a.l.Close()
-	la, ld := a.l.(*Link), d.(*Link)
+	la, ld := al.(*Link), d.(*Link)
 	if la.RingBytes() != 64<<10 || !la.share || ld.share {
 		t.Errorf("rings of %d bytes, shares %v (listener) and %v (dialer); want 64 KiB, the listener's only", la.RingBytes(), la.share, ld.share)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/hcclrun/hcclrun/internal/wire"
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/runtime/topo"
-	"github.com/hcclrun/hcclrun/runtime/transport"
+	"github.com/hcclrun/hcclrun/runtime/transport/linktest"
 )
 
 // TestTransport: rank 1 dials rank 0's listener and both get the link, of
@@ -47,27 +47,11 @@ func TestTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer launcher.Close()
-	type accepted struct {
-		l    transport.Link
-		peer int
-		err  error
+	al, peer, d := linktest.Connect(ctx, t, ln, t1, 0)
+	if peer != 1 {
+		t.Fatalf("accepted peer %d; want rank 1 (the launcher's connection dropped)", peer)
 	}
-	acc := make(chan accepted, 1)
-	go func() {
-		l, peer, err := ln.Accept()
-		acc <- accepted{l, peer, err}
-	}()
-	d, err := t1.Dial(ctx, 0, ln.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	a := <-acc
-	if a.err != nil || a.peer != 1 {
-		t.Fatalf("accepted peer %d, %v; want rank 1 (the launcher's connection dropped)", a.peer, a.err)
-	}
-	defer a.l.Close()
-	for _, l := range []*Link{a.l.(*Link), d.(*Link)} {
+	for _, l := range []*Link{al.(*Link), d.(*Link)} {
 		if cc, err := netio.Congestion(l.poll.Conn); cc != "reno" || err != nil {
 			t.Errorf("link to rank %d: congestion control %q, %v; want reno", l.peer, cc, err)
 		}
@@ -84,7 +68,7 @@ func TestTransport(t *testing.T) {
 	}
 	var got wire.Header
 	p := make([]byte, 5)
-	if err := a.l.RecvHeader(ctx, &got); err != nil || a.l.RecvPayload(ctx, p) != nil || got != h || !bytes.Equal(p, []byte("hello")) {
+	if err := al.RecvHeader(ctx, &got); err != nil || al.RecvPayload(ctx, p) != nil || got != h || !bytes.Equal(p, []byte("hello")) {
 		t.Fatalf("frame %+v %q, %v", got, p, err)
 	}
 
