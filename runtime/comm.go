@@ -44,7 +44,7 @@ type Comm struct {
 	knobs tunables
 	log   *slog.Logger
 	ctl   controlPlane
-	links *linkManager
+	links *linkSet
 
 	sel       *selector.Selector
 	perServer int // ranks per server for hierarchical algorithms; 0: one server
@@ -132,12 +132,18 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		ctl.Close()
 		return nil, fail(err)
 	}
-	links, err := newLinkManager(ctx, job, knobs, ip, facts, tf.serverCPUs, ctl, log)
+	board, err := newSwitchboard(ctx, job, knobs, ip, facts, tf.serverCPUs, ctl, log)
 	if err != nil {
 		ctl.Close()
 		return nil, fail(err)
 	}
-	warm := job.Size > 1 && !links.lazyRings // warmup.go
+	links, err := worldSet(board, linkTag(0, 0))
+	if err != nil {
+		board.close()
+		ctl.Close()
+		return nil, fail(err)
+	}
+	warm := job.Size > 1 && !board.lazyRings // warmup.go
 	var warming sync.WaitGroup
 	if warm {
 		warming.Go(func() { warmUp(sel, job.Rank, job.Size, per) }) // while this rank waits for the others
@@ -154,7 +160,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		p2pSeq:    make(map[int]uint64),
 		watchDone: make(chan struct{}),
 	}
-	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize, links.ringBytes), OnFailure: c.fail, Poll: links.poll})
+	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize, board.ringBytes), OnFailure: c.fail, Poll: board.poll})
 	go c.watchControl()
 	if warm {
 		if err := c.warmCall(ctx); err != nil {

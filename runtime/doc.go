@@ -26,7 +26,7 @@
 //     transport; transports.go builds it): shared memory (transport/shmlink)
 //     for the peers on this server, then TCP (transport/tcplink); as in
 //     NCCL the first that can connect two ranks links them, on a plan's
-//     first need (links.go). Both speak one frame format, internal/wire.
+//     first need (switchboard.go, linkset.go). Both speak one frame format, internal/wire.
 //  6. Reductions run the kernels of package reduce; copies and spin-wait
 //     hints are internal/cpu's.
 //

@@ -68,7 +68,7 @@ type tunables struct {
 	// the end of the rank's shared-memory socket name,
 	// @hcclrun/<job>/<rank>/<tag>. It is for tests that make a name
 	// collide: whoever knows the tag can take the name first, and the
-	// rank then reaches its peers over TCP (links.go). Unset, the name is
+	// rank then reaches its peers over TCP (switchboard.go). Unset, the name is
 	// unguessable.
 	ShmSocketTag string
 }

@@ -29,7 +29,7 @@ import (
 // The ranks stay in step without talking: they make the same collective
 // calls in the same order with the same counts, so the n-th call of a
 // class goes the same way on every rank. Before its first timed call a
-// rank reads every page of its rings (linkManager.warmShm): fresh pages
+// rank reads every page of its rings (linkSet.warmShm): fresh pages
 // time many times slower than warm ones and would send the choice in
 // place. The ranks then settle a class together, after a call whose
 // number every rank knows, with an AllReduce of their medians, so that
@@ -104,7 +104,7 @@ func (k tunables) tunesPost(coll plan.Coll, blockBytes int) bool {
 
 // choose returns the way of the next call of coll, in place or not, with
 // blocks of blockBytes. Before a call it times it calls warm
-// (linkManager.warmShm).
+// (linkSet.warmShm).
 func (t *postTuner) choose(coll plan.Coll, inPlace bool, blockBytes int, warm func()) postDecision {
 	key := postKey{coll, inPlace, bits.Len(uint(blockBytes))}
 	c := t.classes[key]

@@ -18,7 +18,7 @@ import (
 // the links had never been touched by this process, and every first touch
 // of a page is a trap to the hypervisor on the project's machines. So on
 // a host that is not crowded (where the links read their rings ahead,
-// linkManager.lazyRings), Init does two things before it returns:
+// switchboard.lazyRings), Init does two things before it returns:
 //
 //   - while the rank waits for the others at the control plane's barrier,
 //     an idle moment for every rank but the last to arrive, it prices and

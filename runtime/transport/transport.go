@@ -33,8 +33,11 @@ type Transport interface {
 
 	// Dial opens a link to the lower rank peer, whose listener published
 	// addr, and fails when the link cannot be made or ctx ends; the link
-	// manager then tries the next transport, unless ctx ended.
-	Dial(ctx context.Context, peer int, addr string) (Link, error)
+	// manager then tries the next transport, unless ctx ended. The tag
+	// reaches the peer's Accept with the link: one listener serves every
+	// link set of a rank (its communicators and their channels), and the
+	// tag says which one the link belongs to.
+	Dial(ctx context.Context, peer int, tag uint32, addr string) (Link, error)
 }
 
 // Listener accepts a transport's links from higher ranks. Close may be
@@ -45,10 +48,11 @@ type Listener interface {
 	Addr() string
 
 	// Accept waits for the next link and returns it with the peer's
-	// rank, as the peer proved it; it fails once the listener is closed.
+	// rank, as the peer proved it, and the tag the peer dialled with; it
+	// fails once the listener is closed.
 	// Connections that are not links of the rank's job are dropped (and
 	// logged) here, never returned.
-	Accept() (l Link, peer int, err error)
+	Accept() (l Link, peer int, tag uint32, err error)
 
 	// Close stops listening. Links already accepted stay open.
 	Close() error

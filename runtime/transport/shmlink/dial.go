@@ -22,7 +22,9 @@ type DialConfig struct {
 	Self      int    // this rank (the higher of the two)
 	Peer      int    // the listening rank
 	RingBytes int    // data capacity per direction; 0 means DefaultRingBytes
-	Channel   int    // told to the listener (Link.Channel); 0 for a single link
+	// Tag tells the listener which of the rank's link sets the link
+	// belongs to (Link.Tag): the runtime's communicator and channel.
+	Tag uint32
 	// NoDirect keeps every payload in the rings: neither side reads the
 	// other's memory in place (direct.go), whatever the kernel allows.
 	NoDirect bool
@@ -64,9 +66,6 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	if cfg.Self == cfg.Peer {
 		return nil, errors.New("a rank cannot dial itself")
 	}
-	if cfg.Channel < 0 {
-		return nil, fmt.Errorf("channel %d", cfg.Channel)
-	}
 	capacity, err := RingCapacity(cfg.RingBytes)
 	if err != nil {
 		return nil, err
@@ -101,7 +100,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	if err := checkPeerUser(conn); err != nil {
 		return nil, fmt.Errorf("%s belongs to %w", addr, err)
 	}
-	me := wire.Hello{Purpose: wire.PurposeShm, Rank: uint32(cfg.Self), Tag: uint32(cfg.Channel)}
+	me := wire.Hello{Purpose: wire.PurposeShm, Rank: uint32(cfg.Self), Tag: cfg.Tag}
 	them, err := wire.Handshake(ctx, conn, cfg.Key, wire.RoleClient, me)
 	if err != nil {
 		return nil, err
@@ -126,7 +125,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 	tx.PublishAddr() // before the listener can probe it
 	stop := deadlineFrom(ctx, conn)
 	defer stop()
-	msg := segMsg{capacity: capacity, channel: cfg.Channel, direct: !cfg.NoDirect, lazy: cfg.Segment.Lazy}
+	msg := segMsg{capacity: capacity, tag: cfg.Tag, direct: !cfg.NoDirect, lazy: cfg.Segment.Lazy}
 	mine, theirs := noPipes, noPipes
 	if msg.direct && !cfg.NoPipes {
 		// Without pipes (out of descriptors) payloads are still read
@@ -162,7 +161,7 @@ func dial(ctx context.Context, cfg DialConfig) (*Link, error) {
 		return nil, err
 	}
 	ok = true
-	return newLink(cfg.Self, cfg.Peer, cfg.Channel, seg, tx, rx, conn, msg.direct, mine, !cfg.NoShare), nil
+	return newLink(cfg.Self, cfg.Peer, cfg.Tag, seg, tx, rx, conn, msg.direct, mine, !cfg.NoShare), nil
 }
 
 // deadlineFrom applies ctx's deadline to conn and makes cancelling ctx

@@ -32,7 +32,8 @@ const maxPiece = 128 << 10
 // concurrently with both, Close only once neither is in a call (it unmaps
 // the memory they use).
 type Link struct {
-	self, peer, channel int
+	self, peer int
+	tag        uint32
 
 	seg    *shm.Segment
 	tx, rx *shm.Ring
@@ -86,9 +87,9 @@ var (
 // peer may hand large payloads over in place (direct.go); the peer must have
 // published its address in rx by then. The link owns p from now on. share
 // says whether this side offers shares of its copies (share.go).
-func newLink(self, peer, channel int, seg *shm.Segment, tx, rx *shm.Ring, conn *net.UnixConn, direct bool, p pipes, share bool) *Link {
+func newLink(self, peer int, tag uint32, seg *shm.Segment, tx, rx *shm.Ring, conn *net.UnixConn, direct bool, p pipes, share bool) *Link {
 	l := &Link{
-		self: self, peer: peer, channel: channel,
+		self: self, peer: peer, tag: tag,
 		seg: seg, tx: tx, rx: rx, conn: conn, pipes: p, share: share,
 		watchDone: make(chan struct{}),
 	}
@@ -112,8 +113,8 @@ func (l *Link) Self() int { return l.self }
 // Peer returns the rank at the other end.
 func (l *Link) Peer() int { return l.peer }
 
-// Channel returns the channel number the dialer gave (DialConfig.Channel).
-func (l *Link) Channel() int { return l.channel }
+// Tag returns the tag the dialer gave (DialConfig.Tag).
+func (l *Link) Tag() uint32 { return l.tag }
 
 // RingBytes returns the data capacity of each direction.
 func (l *Link) RingBytes() int { return l.tx.Cap() }

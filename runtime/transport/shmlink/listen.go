@@ -263,7 +263,7 @@ func (l *Listener) serve(su *setup) (*Link, int, error) {
 			}
 		}
 		if err == nil {
-			return newLink(l.rank, peer, m.channel, seg, tx, rx, conn, m.direct, p, l.share), peer, nil
+			return newLink(l.rank, peer, m.tag, seg, tx, rx, conn, m.direct, p, l.share), peer, nil
 		}
 	}
 	p.close()

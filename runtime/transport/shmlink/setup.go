@@ -36,7 +36,8 @@ const (
 )
 
 type segMsg struct {
-	capacity, channel   int
+	capacity            int
+	tag                 uint32
 	direct, pipes, lazy bool
 }
 
@@ -44,7 +45,7 @@ func (m segMsg) encode() []byte {
 	b := make([]byte, segMsgSize)
 	copy(b, segMagic)
 	binary.LittleEndian.PutUint64(b[4:], uint64(m.capacity))
-	binary.LittleEndian.PutUint32(b[12:], uint32(m.channel))
+	binary.LittleEndian.PutUint32(b[12:], m.tag)
 	if m.direct {
 		b[16] = 1
 	}
@@ -63,7 +64,7 @@ func decodeSegMsg(b []byte) (segMsg, error) {
 	}
 	return segMsg{
 		capacity: int(binary.LittleEndian.Uint64(b[4:])),
-		channel:  int(binary.LittleEndian.Uint32(b[12:])),
+		tag:      binary.LittleEndian.Uint32(b[12:]),
 		direct:   b[16] == 1,
 		pipes:    b[17] == 1,
 		lazy:     b[18] == 1,

@@ -70,7 +70,7 @@ func TestHostRingBytes(t *testing.T) {
 func TestSegMsgRoundTrip(t *testing.T) {
 	for _, m := range []segMsg{
 		{capacity: 4 << 20},
-		{capacity: 64 << 10, channel: 3, direct: true, pipes: true, lazy: true},
+		{capacity: 64 << 10, tag: 3, direct: true, pipes: true, lazy: true},
 		{capacity: 1 << 20, direct: true, lazy: true},
 	} {
 		got, err := decodeSegMsg(m.encode())
@@ -376,7 +376,7 @@ func TestAcceptEnds(t *testing.T) {
 	ln.Close() // idempotent
 }
 
-func TestChannelIsCarried(t *testing.T) {
+func TestTagIsCarried(t *testing.T) {
 	ctx := testCtx(t, 20*time.Second)
 	job, key := newJobID(), newKey(t)
 	ln, err := Listen(job, 0, key, nil)
@@ -386,10 +386,10 @@ func TestChannelIsCarried(t *testing.T) {
 	defer ln.Close()
 	dc := make(chan error, 1)
 	go func() {
-		l, err := Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 5, Peer: 0, Channel: 3, RingBytes: 4096})
+		l, err := Dial(ctx, DialConfig{JobID: job, Addr: ln.Addr(), Key: key, Self: 5, Peer: 0, Tag: 3, RingBytes: 4096})
 		if err == nil {
-			if l.Channel() != 3 {
-				err = fmt.Errorf("dialer side channel %d", l.Channel())
+			if l.Tag() != 3 {
+				err = fmt.Errorf("dialer side tag %d", l.Tag())
 			}
 			l.Close()
 		}
@@ -403,8 +403,8 @@ func TestChannelIsCarried(t *testing.T) {
 	if err := <-dc; err != nil {
 		t.Fatal(err)
 	}
-	if peer != 5 || link.Channel() != 3 || link.RingBytes() != 4096 {
-		t.Errorf("accepted peer %d channel %d ring %d", peer, link.Channel(), link.RingBytes())
+	if peer != 5 || link.Tag() != 3 || link.RingBytes() != 4096 {
+		t.Errorf("accepted peer %d tag %d ring %d", peer, link.Tag(), link.RingBytes())
 	}
 }
 

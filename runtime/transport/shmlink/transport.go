@@ -62,9 +62,9 @@ func (t *Transport) Listen() (transport.Listener, error) {
 }
 
 // Dial dials the listener of peer at addr (Dial).
-func (t *Transport) Dial(ctx context.Context, peer int, addr string) (transport.Link, error) {
+func (t *Transport) Dial(ctx context.Context, peer int, tag uint32, addr string) (transport.Link, error) {
 	cfg := t.dial
-	cfg.Peer, cfg.Addr = peer, addr
+	cfg.Peer, cfg.Tag, cfg.Addr = peer, tag, addr
 	l, err := Dial(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -76,10 +76,10 @@ func (t *Transport) Dial(ctx context.Context, peer int, addr string) (transport.
 // acceptor is a Listener as a transport.Listener.
 type acceptor struct{ *Listener }
 
-func (a acceptor) Accept() (transport.Link, int, error) {
+func (a acceptor) Accept() (transport.Link, int, uint32, error) {
 	l, peer, err := a.Listener.Accept(context.Background())
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	return l, peer, nil
+	return l, peer, l.Tag(), nil
 }

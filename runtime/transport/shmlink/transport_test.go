@@ -34,7 +34,7 @@ func TestTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	al, peer, d := linktest.Connect(ctx, t, ln, t1, 0)
+	al, peer, d := linktest.Connect(ctx, t, ln, t1, 0, 0x1234_5678)
 	if peer != 1 {
 		t.Fatalf("accepted rank %d", peer)
 	}

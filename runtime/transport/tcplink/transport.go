@@ -47,13 +47,13 @@ func (t *Transport) Name() string { return "tcp" }
 // CanConnect is true: TCP links any two ranks.
 func (t *Transport) CanConnect(self, peer topo.Facts) bool { return true }
 
-func (t *Transport) hello() wire.Hello {
-	return wire.Hello{Purpose: wire.PurposeData, Rank: uint32(t.rank)}
+func (t *Transport) hello(tag uint32) wire.Hello {
+	return wire.Hello{Purpose: wire.PurposeData, Rank: uint32(t.rank), Tag: tag}
 }
 
 // Listen listens on a port of its own of the transport's address.
 func (t *Transport) Listen() (transport.Listener, error) {
-	ln, err := netio.Listen(net.JoinHostPort(t.ip, "0"), t.key, t.hello(), t.log)
+	ln, err := netio.Listen(net.JoinHostPort(t.ip, "0"), t.key, t.hello(0), t.log)
 	if err != nil {
 		return nil, fmt.Errorf("listen for data links on %s: %w", t.ip, err)
 	}
@@ -61,9 +61,10 @@ func (t *Transport) Listen() (transport.Listener, error) {
 }
 
 // Dial connects to the listener of peer at addr, retrying while it
-// refuses (netio.Dial), and checks that peer answered.
-func (t *Transport) Dial(ctx context.Context, peer int, addr string) (transport.Link, error) {
-	conn, hello, err := netio.Dial(ctx, addr, t.key, t.hello())
+// refuses (netio.Dial), and checks that peer answered. The tag goes in
+// the handshake's Hello, where the peer's Accept reads it.
+func (t *Transport) Dial(ctx context.Context, peer int, tag uint32, addr string) (transport.Link, error) {
+	conn, hello, err := netio.Dial(ctx, addr, t.key, t.hello(tag))
 	if err != nil {
 		return nil, fmt.Errorf("connect to rank %d at %s: %w", peer, addr, err)
 	}
@@ -89,11 +90,11 @@ func (l *listener) Close() error { return l.ln.Close() }
 // Accept returns the next data link, dropping (with a warning) the
 // authenticated connections that are not one: the launcher's, or another
 // purpose's.
-func (l *listener) Accept() (transport.Link, int, error) {
+func (l *listener) Accept() (transport.Link, int, uint32, error) {
 	for {
 		conn, hello, err := l.ln.Accept()
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if hello.Purpose != wire.PurposeData || hello.Rank == wire.LauncherRank {
 			l.t.log.Warn("dropping a connection that is not a data link", "hello", hello.String(), "remote", conn.RemoteAddr().String())
@@ -102,6 +103,6 @@ func (l *listener) Accept() (transport.Link, int, error) {
 		}
 		peer := int(hello.Rank)
 		l.t.tune(conn, peer)
-		return l.t.cfg.New(conn, peer), peer, nil
+		return l.t.cfg.New(conn, peer), peer, hello.Tag, nil
 	}
 }

@@ -47,7 +47,7 @@ func TestTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer launcher.Close()
-	al, peer, d := linktest.Connect(ctx, t, ln, t1, 0)
+	al, peer, d := linktest.Connect(ctx, t, ln, t1, 0, 0x1234_5678)
 	if peer != 1 {
 		t.Fatalf("accepted peer %d; want rank 1 (the launcher's connection dropped)", peer)
 	}
@@ -73,11 +73,11 @@ func TestTransport(t *testing.T) {
 	}
 
 	go func() { ln.Accept() }() // takes the dial below; closed with ln
-	if _, err := NewTransport("127.0.0.1", 2, key, Config{}, nil).Dial(ctx, 1, ln.Addr()); err == nil || !strings.Contains(err.Error(), "answered by") {
+	if _, err := NewTransport("127.0.0.1", 2, key, Config{}, nil).Dial(ctx, 1, 0, ln.Addr()); err == nil || !strings.Contains(err.Error(), "answered by") {
 		t.Errorf("dialled rank 1 at rank 0's listener: %v, want an error saying who answered", err)
 	}
 	ln.Close()
-	if _, _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
+	if _, _, _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
 	}
 }
