@@ -34,7 +34,7 @@ type Job struct {
 // tunables are the runtime's knobs: HCCL_ALGO, HCCL_BUFFSIZE, ... and the
 // options that override them.
 type tunables struct {
-	Algo         string // HCCL_ALGO, e.g. "ring" or "allreduce:rhd;allgather:pat"
+	Algo         string // HCCL_ALGO, e.g. "ring", "allreduce:rhd;allgather:pat" or HCCL's "level0:NA;level1:H-D_R"
 	TuningFile   string // HCCL_TUNING_FILE: cost-model constants (see selector.ParseTuning)
 	Debug        string // HCCL_DEBUG: WARN, INFO or TRACE
 	SocketIfname string // HCCL_SOCKET_IFNAME

@@ -69,7 +69,9 @@ func (c *Comm) chooseAlgorithm(req *plan.Request, elemSize int) (plan.Algorithm,
 }
 
 // SetAlgo forces algorithms for the collectives that follow as HCCL_ALGO
-// does, in its grammar ("ring", "^ring", "allreduce:rhd;allgather:pat");
+// does, in either of its grammars: ours ("ring", "^ring",
+// "allreduce:rhd;allgather:pat") or HCCL's ("level0:NA;level1:H-D_R",
+// "allreduce=level0:NA;level1:ring/allgather=level0:NA;level1:H-D_R");
 // "" lets the selector choose again. It replaces what HCCL_ALGO or
 // WithAlgo forced. Every rank must make the same change between the same
 // two collectives, as every rank must start with the same HCCL_ALGO:

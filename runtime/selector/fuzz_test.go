@@ -13,6 +13,8 @@ import (
 
 func FuzzParseAlgo(f *testing.F) {
 	f.Add("allreduce:rhd;allgather:pat")
+	f.Add("level0:NA;level1:H-D_R")
+	f.Add("allreduce=level0:NA;level1:ring/allgather=level0:NA;level1:H-D_R")
 	f.Fuzz(func(t *testing.T, spec string) {
 		p, err := ParseAlgo(spec)
 		if err != nil {
@@ -24,10 +26,12 @@ func FuzzParseAlgo(f *testing.F) {
 		}
 		for _, c := range collectives {
 			for _, a := range algo.All() {
-				x, _ := p.allows(c, a.Name())
-				y, _ := q.allows(c, a.Name())
-				if x != y {
-					t.Fatalf("%q and its print disagree on %s/%s", spec, c, a.Name())
+				for servers := 1; servers <= 2; servers++ {
+					x, _ := p.allows(c, servers, a.Name())
+					y, _ := q.allows(c, servers, a.Name())
+					if x != y {
+						t.Fatalf("%q and its print disagree on %s/%s on %d servers", spec, c, a.Name(), servers)
+					}
 				}
 			}
 		}

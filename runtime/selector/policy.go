@@ -9,11 +9,13 @@ import (
 	"github.com/hcclrun/hcclrun/runtime/plan"
 )
 
-// Policy is a parsed HCCL_ALGO: for each collective, either no constraint,
-// a list of algorithms to choose among (forced), or a list to avoid. The
-// zero Policy constrains nothing.
+// Policy is a parsed HCCL_ALGO: for each collective and for calls within
+// one server or across several, either no constraint, a list of
+// algorithms to choose among (forced), or a list to avoid. The zero Policy
+// constrains nothing.
 //
-// Grammar, NCCL-like (spaces and case are ignored):
+// HCCL_ALGO has two grammars. Ours, NCCL-like (spaces and case are
+// ignored), whose clauses hold whatever the servers:
 //
 //	spec   = clause { ";" clause }
 //	clause = [ coll ":" ] [ "^" ] name { "," name }
@@ -23,11 +25,30 @@ import (
 // A clause without a collective applies to every collective that has no
 // clause of its own; "^" excludes the names instead of forcing them.
 // Examples: "ring", "^ring", "allreduce:rhd;allgather:pat",
-// "ring;barrier:dissemination".
+// "ring;barrier:dissemination". And HCCL's, "level0:NA;level1:H-D_R" or
+// "allreduce=level0:NA;level1:ring/allgather=level0:NA;level1:H-D_R",
+// whose level0 governs the calls within one server and level1 those
+// across servers, with HCCL's algorithm names mapped to ours (hccl.go;
+// docs/selector.md#hccls-own-grammar).
 type Policy struct {
 	spec string
-	all  rule
-	per  map[plan.Coll]rule
+	all  levels
+	per  map[plan.Coll]levels
+}
+
+// levels is the rule for calls within one server ([0], HCCL's level0)
+// and for calls across servers ([1], level1). Our grammar's clauses give
+// both the same rule.
+type levels [2]rule
+
+func both(r rule) levels { return levels{r, r} }
+
+// level is the index into levels for a call on servers servers.
+func level(servers int) int {
+	if servers > 1 {
+		return 1
+	}
+	return 0
 }
 
 // rule is one clause.
@@ -66,9 +87,12 @@ func ParseColl(s string) (plan.Coll, error) {
 // forces a collective onto algorithms none of which implements it are
 // errors.
 func ParseAlgo(spec string) (Policy, error) {
-	p := Policy{spec: strings.TrimSpace(spec), per: map[plan.Coll]rule{}}
+	p := Policy{spec: strings.TrimSpace(spec), per: map[plan.Coll]levels{}}
 	if p.spec == "" {
 		return p, nil
+	}
+	if hcclForm(p.spec) {
+		return parseHCCL(p)
 	}
 	for _, clause := range strings.Split(p.spec, ";") {
 		clause = strings.TrimSpace(clause)
@@ -89,10 +113,10 @@ func ParseAlgo(spec string) (Policy, error) {
 			return Policy{}, fmt.Errorf("HCCL_ALGO %q: clause %q: %w", spec, clause, err)
 		}
 		if coll == 0 {
-			if p.all.set {
+			if p.all[0].set {
 				return Policy{}, fmt.Errorf("HCCL_ALGO %q: two clauses for every collective", spec)
 			}
-			p.all = r
+			p.all = both(r)
 			continue
 		}
 		if _, dup := p.per[coll]; dup {
@@ -104,7 +128,7 @@ func ParseAlgo(spec string) (Policy, error) {
 		}) {
 			return Policy{}, fmt.Errorf("HCCL_ALGO %q: %s forced onto %s, which does not implement it", spec, coll, r)
 		}
-		p.per[coll] = r
+		p.per[coll] = both(r)
 	}
 	return p, nil
 }
@@ -142,23 +166,30 @@ func known() string {
 // String returns the spec the policy was parsed from.
 func (p Policy) String() string { return p.spec }
 
-// ruleFor is the clause that governs coll.
-func (p Policy) ruleFor(coll plan.Coll) rule {
+// ruleFor is the clause that governs coll on servers servers.
+func (p Policy) ruleFor(coll plan.Coll, servers int) rule {
 	if r, ok := p.per[coll]; ok {
-		return r
+		return r[level(servers)]
 	}
-	return p.all
+	return p.all[level(servers)]
 }
 
-// Forced tells whether the policy restricts coll to a list of algorithms.
+// Forced tells whether the policy restricts coll to a list of algorithms,
+// within one server or across servers.
 func (p Policy) Forced(coll plan.Coll) bool {
-	r := p.ruleFor(coll)
+	return p.forced(coll, 1) || p.forced(coll, 2)
+}
+
+// forced tells whether the policy restricts coll on servers servers.
+func (p Policy) forced(coll plan.Coll, servers int) bool {
+	r := p.ruleFor(coll, servers)
 	return r.set && !r.exclude
 }
 
-// allows tells whether the policy lets name serve coll, and why not.
-func (p Policy) allows(coll plan.Coll, name string) (bool, string) {
-	r := p.ruleFor(coll)
+// allows tells whether the policy lets name serve coll on servers
+// servers, and why not.
+func (p Policy) allows(coll plan.Coll, servers int, name string) (bool, string) {
+	r := p.ruleFor(coll, servers)
 	switch {
 	case !r.set:
 		return true, ""

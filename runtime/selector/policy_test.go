@@ -2,6 +2,7 @@ package selector
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,7 +55,7 @@ func TestParseAlgo(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if ok, _ := p.allows(coll, name); ok != list.want {
+				if ok, _ := p.allows(coll, 1, name); ok != list.want {
 					t.Errorf("ParseAlgo(%q): allows(%s, %s) = %v, want %v", tt.spec, coll, name, ok, list.want)
 				}
 			}
@@ -127,5 +128,105 @@ func TestParseColl(t *testing.T) {
 	}
 	if _, err := ParseColl("sendrecv"); err == nil {
 		t.Error("ParseColl accepted sendrecv, which HCCL_ALGO cannot name")
+	}
+}
+
+// TestParseHCCL: HCCL's own grammar, its names mapped to ours, resolved
+// per call by the servers it spans (level0 within one server, level1
+// across), and every value we cannot serve refused, naming it.
+func TestParseHCCL(t *testing.T) {
+	one, two, spread := Topo{8, 1}, Topo{8, 2}, Topo{4, 4} // spread: one rank per server
+	type choice struct {
+		coll plan.Coll
+		topo Topo
+		want string // the algorithm chosen at 1 MiB, "" for any the selector likes
+		only []string
+	}
+	tests := []struct {
+		spec    string
+		err     string
+		choices []choice
+	}{
+		{spec: "level0:NA;level1:H-D_R", choices: []choice{
+			{plan.AllReduce, one, "", nil},
+			{plan.AllReduce, two, "", []string{"hier", "rhd"}},
+			{plan.AllReduce, spread, "rhd", nil},
+			{plan.Broadcast, two, "", []string{"hier", "tree"}},
+			{plan.Broadcast, spread, "tree", nil},
+			{plan.AlltoAll, two, "", nil}, // H-D_R is not an AlltoAll algorithm in HCCL either
+			{plan.Barrier, two, "", nil},
+		}},
+		{spec: " LEVEL0:na ; level1:h-d_r ", choices: []choice{{plan.AllGather, two, "", []string{"hier", "rhd"}}}},
+		{spec: "level1:ring", choices: []choice{{plan.AllReduce, two, "ring", nil}, {plan.AllReduce, one, "", nil}}},
+		{spec: "level0:ring;level1:NA", choices: []choice{{plan.AllReduce, one, "ring", nil}, {plan.AllReduce, two, "", nil}}},
+		{spec: "level0:fullmesh", choices: []choice{{plan.AllReduce, one, "", []string{"mesh", "oneshot"}}, {plan.AlltoAll, one, "mesh", nil}, {plan.AllReduce, two, "", nil}}},
+		{spec: "level0:NA;level1:NHR", choices: []choice{
+			{plan.AllGather, two, "pat", nil}, {plan.ReduceScatter, spread, "pat", nil},
+			{plan.AllReduce, two, "rhd", nil}, {plan.Reduce, two, "tree", nil},
+		}},
+		{spec: "level0:NA;level1:NB", choices: []choice{{plan.AllGather, spread, "pat", nil}}},
+		{spec: "level0:NA;level1:pipeline", choices: []choice{{plan.AllReduce, two, "hier", nil}, {plan.AllReduce, one, "", nil}}},
+		{spec: "level0:NA;level1:pairwise", choices: []choice{{plan.AlltoAllV, two, "pairwise", nil}, {plan.AllReduce, two, "", nil}}},
+		{spec: "allreduce=level0:NA;level1:ring/allgather=level0:NA;level1:H-D_R", choices: []choice{
+			{plan.AllReduce, two, "ring", nil},
+			{plan.AllGather, two, "", []string{"hier", "rhd"}},
+			{plan.ReduceScatter, two, "", nil},
+			{plan.AllReduce, one, "", nil},
+		}},
+		{spec: "alltoall=level0:NA;level1:pairwise/others=level0:NA;level1:ring", choices: []choice{
+			{plan.AlltoAll, two, "pairwise", nil}, {plan.AlltoAllV, two, "pairwise", nil}, {plan.Broadcast, two, "ring", nil},
+		}},
+		{spec: "scatter=level0:NA;level1:ring", choices: []choice{{plan.AllReduce, two, "", nil}}},
+		{spec: "level0:NA;level1:AHC", err: `level1:AHC (asymmetric hierarchical concatenate): hcclrun has no such algorithm; level1 accepts NA, ring, H-D_R`},
+		{spec: "level0:NA;level1:fullmesh", err: "hcclrun's mesh runs within one server"},
+		{spec: "level0:pipeline", err: "pipeline is an algorithm between servers"},
+		{spec: "level0:NA;level1:foo", err: `unknown algorithm "foo"`},
+		{spec: "level0:NA;level1:ring;level1:NB", err: "level1 twice"},
+		{spec: "level0:NA;level2:ring", err: "level2 takes NA only"},
+		{spec: "level9:NA", err: "want level0:<algo>"},
+		{spec: "alltoall=level0:NA;level1:H-D_R", err: "alltoall=level1:H-D_R: H-D_R (recursive halving-doubling) does not serve AlltoAll here; level1 of AlltoAll accepts NA, pairwise"},
+		{spec: "allreduce=level0:NA;level1:pairwise", err: "does not serve AllReduce"},
+		{spec: "allsum=level0:NA;level1:ring", err: `unknown collective "allsum"`},
+		{spec: "allreduce=level1:ring/allreduce=level1:NB", err: "two clauses for allreduce"},
+		{spec: "allreduce=level1:ring/level1:NB", err: "do not mix"},
+		{spec: "level1:ring/level1:NB", err: "not several"},
+		{spec: "allreduce=ring", err: "want level0:<algo>"},
+	}
+	for _, tt := range tests {
+		p, err := ParseAlgo(tt.spec)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseAlgo(%q) = %v, want error containing %q", tt.spec, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseAlgo(%q): %v", tt.spec, err)
+			continue
+		}
+		free, _ := ParseAlgo("")
+		for _, c := range tt.choices {
+			call := Call{c.coll, 1 << 20, c.topo}
+			got, err := New(DefaultModel(), p, nil).Choose(call)
+			if err != nil {
+				t.Errorf("HCCL_ALGO=%q, %s: %v", tt.spec, call, err)
+				continue
+			}
+			want := c.want
+			switch {
+			case want == "" && c.only == nil:
+				// Unconstrained: what the selector chooses on its own.
+				unforced, _ := New(DefaultModel(), free, nil).Choose(call)
+				want = unforced.Algo.Name()
+			case want == "":
+				if !slices.Contains(c.only, got.Algo.Name()) {
+					t.Errorf("HCCL_ALGO=%q, %s: chose %s, want one of %v", tt.spec, call, got.Algo.Name(), c.only)
+				}
+				continue
+			}
+			if got.Algo.Name() != want {
+				t.Errorf("HCCL_ALGO=%q, %s: chose %s, want %s", tt.spec, call, got.Algo.Name(), want)
+			}
+		}
 	}
 }

@@ -128,14 +128,15 @@ func Predict(m Model, p Policy, call Call) *Table {
 		return t
 	}
 	var why []string
+	servers := call.Topo.servers()
 	for _, a := range algo.All() {
-		forced := p.Forced(call.Coll) && slices.Contains(p.ruleFor(call.Coll).names, a.Name())
+		forced := p.forced(call.Coll, servers) && slices.Contains(p.ruleFor(call.Coll, servers).names, a.Name())
 		if !algo.Serves(a, call.Coll) && !forced {
 			continue // not a candidate; listed only when forced, to say why
 		}
 		e := m.estimate(a.Name(), call)
 		if e.Err == nil {
-			if ok, reason := p.allows(call.Coll, a.Name()); !ok {
+			if ok, reason := p.allows(call.Coll, servers, a.Name()); !ok {
 				e.Err, e.Excluded = errors.New(reason), true
 			}
 		}
@@ -166,8 +167,8 @@ func Predict(m Model, p Policy, call Call) *Table {
 		return t
 	}
 	switch {
-	case p.Forced(call.Coll):
-		t.Err = fmt.Errorf("HCCL_ALGO %q forces %s for %s: %s: %w", p.String(), p.ruleFor(call.Coll), call, strings.Join(why, "; "), ErrNoAlgorithm)
+	case p.forced(call.Coll, servers):
+		t.Err = fmt.Errorf("HCCL_ALGO %q forces %s for %s: %s: %w", p.String(), p.ruleFor(call.Coll, servers), call, strings.Join(why, "; "), ErrNoAlgorithm)
 	default:
 		t.Err = fmt.Errorf("%s: every algorithm is excluded or unable: %w", call, ErrNoAlgorithm)
 	}
