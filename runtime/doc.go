@@ -83,8 +83,10 @@
 // shared-memory socket names, which are otherwise unguessable and
 // published through the control plane, so that a test can make one
 // collide). The options of Init (WithAlgo, WithBufferSize, ...) override
-// the variables. What the defaults were measured at is in
-// docs/measurements.md.
+// the variables. HCCL_BUFFSIZE reads as HCCL reads it, a bare number of
+// MB (HCCL_BUFFSIZE=200), or bytes with a unit (4M, 64K, 65536B); HCCL_ALGO
+// takes HCCL's level0/level1 forms beside ours (docs/selector.md). What the
+// defaults were measured at is in docs/measurements.md.
 //
 // # Failures
 //

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/hcclrun/hcclrun/runtime/plan"
@@ -75,6 +76,43 @@ func TestPipesOff(t *testing.T) {
 	} {
 		if got := pipesOff(c.k, c.local, c.crowded, log); got != c.want {
 			t.Errorf("%+v with %d local ranks: pipes off %v, want %v", c.k, c.local, got, c.want)
+		}
+	}
+}
+
+// TestBuffSizeKnob: a bare HCCL_BUFFSIZE is MB, as in HCCL; with a unit it
+// is bytes; out of range or malformed it is an error that says which.
+func TestBuffSizeKnob(t *testing.T) {
+	for _, tt := range []struct {
+		env  string
+		want int
+		err  string
+	}{
+		{"200", 200 << 20, ""},
+		{" 1 ", 1 << 20, ""},
+		{"1024", 1 << 30, ""},
+		{"0.5", 512 << 10, ""},
+		{"4M", 4 << 20, ""},
+		{"64K", 64 << 10, ""},
+		{"65536B", 65536, ""},
+		{"4096b", 4096, ""},
+		{"1G", 1 << 30, ""},
+		{"4194304", 0, "a bare number is MB, as in HCCL: want 1 to 1024 (MB); for a byte count add a unit (e.g. 4194304B)"},
+		{"0", 0, "a bare number is MB"},
+		{"2048", 0, "a bare number is MB"},
+		{"100B", 0, "want 4K to 1G bytes"},
+		{"2G", 0, "want 4K to 1G bytes"},
+		{"lots", 0, "want a number of MB as in HCCL (e.g. 200), or bytes with a unit"},
+		{"-1", 0, "want a number of MB"},
+	} {
+		k, err := knobsFromEnv(func(name string) string { return map[string]string{"HCCL_BUFFSIZE": tt.env}[name] })
+		switch {
+		case tt.err != "":
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "HCCL_BUFFSIZE") {
+				t.Errorf("HCCL_BUFFSIZE=%q: %v, want an error containing %q", tt.env, err, tt.err)
+			}
+		case err != nil || k.BuffSize != tt.want:
+			t.Errorf("HCCL_BUFFSIZE=%q: %d, %v; want %d", tt.env, k.BuffSize, err, tt.want)
 		}
 	}
 }

@@ -34,7 +34,8 @@ func WithLogger(l *slog.Logger) Option { return Option{func(s *settings) { s.log
 // WithAlgo forces algorithms as HCCL_ALGO does, overriding it.
 func WithAlgo(spec string) Option { return edit(func(k *tunables) { k.Algo = spec }) }
 
-// WithBufferSize sets the staging bytes per link, overriding HCCL_BUFFSIZE.
+// WithBufferSize sets the staging bytes per link, overriding HCCL_BUFFSIZE
+// (whose bare number is MB: n here is always bytes).
 func WithBufferSize(n int) Option { return edit(func(k *tunables) { k.BuffSize = n }) }
 
 // WithShmDisabled forces TCP between ranks of one server, as
