@@ -61,7 +61,7 @@ type tunables struct {
 	// it then fails Init instead of keeping its default (congestionFor).
 	SocketCongestion    string
 	SocketCongestionSet bool
-	BuffSize            int           // HCCL_BUFFSIZE (parseBuffSize): staging bytes per link (0: default)
+	BuffSize            int           // HCCL_BUFFSIZE (selector.ParseBuffSize): staging bytes per link (0: default)
 	ConnectTimeout      time.Duration // HCCL_CONNECT_TIMEOUT: bound of Init
 	ExecTimeout         time.Duration // HCCL_EXEC_TIMEOUT: bound of one collective (0: none)
 	// ShmSocketTag (HCCL_SHM_SOCKET_TAG) replaces the 128 random bits at
@@ -228,11 +228,11 @@ func knobsFromEnv(getenv func(string) string) (tunables, error) {
 		k.ShmSocketTag = s
 	}
 	if s := getenv("HCCL_BUFFSIZE"); s != "" {
-		n, err := parseBuffSize(s)
+		n, err := selector.ParseBuffSize(s)
 		if err != nil {
 			return tunables{}, err
 		}
-		k.BuffSize = n
+		k.BuffSize = int(n)
 	}
 	for _, v := range []struct {
 		name string
@@ -254,34 +254,6 @@ func knobsFromEnv(getenv func(string) string) (tunables, error) {
 		return tunables{}, fmt.Errorf("HCCL_DEBUG=%q: want WARN, INFO or TRACE", k.Debug)
 	}
 	return k, nil
-}
-
-// Bounds of HCCL_BUFFSIZE, in bytes: a ring holds a few frames at least,
-// and at most what shmlink takes (a larger one buys no bandwidth).
-const (
-	minBuffSize = 4 << 10
-	maxBuffSize = 1 << 30
-)
-
-// parseBuffSize reads HCCL_BUFFSIZE: a bare number is MB, as HCCL reads
-// it (HCCL_BUFFSIZE=200 is 200 MiB), and a number with a unit is bytes
-// in selector.ParseBytes's grammar (4M, 64K, 65536B), from 4 KiB to 1 GiB.
-func parseBuffSize(s string) (int, error) {
-	t := strings.TrimSpace(s)
-	bare := t != "" && strings.Trim(t, "0123456789.") == ""
-	if bare {
-		t += "M"
-	}
-	n, err := selector.ParseBytes(t)
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("HCCL_BUFFSIZE=%q: want a number of MB as in HCCL (e.g. 200), or bytes with a unit (e.g. 4M, 64K, 65536B)", s)
-	case bare && (n < minBuffSize || n > maxBuffSize):
-		return 0, fmt.Errorf("HCCL_BUFFSIZE=%q: a bare number is MB, as in HCCL: want 1 to 1024 (MB); for a byte count add a unit (e.g. %sB)", s, t[:len(t)-1])
-	case n < minBuffSize || n > maxBuffSize:
-		return 0, fmt.Errorf("HCCL_BUFFSIZE=%q: want 4K to 1G bytes (or a bare number of MB, 1 to 1024)", s)
-	}
-	return int(n), nil
 }
 
 // osGetenv is os.Getenv, named so that the one reader of the process

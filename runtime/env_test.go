@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/hcclrun/hcclrun/runtime/plan"
+	"github.com/hcclrun/hcclrun/runtime/selector"
+	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
 )
 
 // TestShmDirectKnob: by default the collectives whose receivers only copy
@@ -113,6 +115,22 @@ func TestBuffSizeKnob(t *testing.T) {
 			}
 		case err != nil || k.BuffSize != tt.want:
 			t.Errorf("HCCL_BUFFSIZE=%q: %d, %v; want %d", tt.env, k.BuffSize, err, tt.want)
+		}
+	}
+}
+
+// TestScratchLimit: a plan's scratch is bounded by HCCL_BUFFSIZE, in
+// elements, or by the shm links' default ring when it is unset, which is
+// what the selector prices with unset.
+func TestScratchLimit(t *testing.T) {
+	if selector.DefaultBuffSize != shmlink.DefaultRingBytes {
+		t.Errorf("selector.DefaultBuffSize %d, shmlink.DefaultRingBytes %d: the selector prices another default buffer", selector.DefaultBuffSize, shmlink.DefaultRingBytes)
+	}
+	for _, tt := range []struct {
+		buff, elem, want int
+	}{{0, 4, 1 << 20}, {4096, 8, 512}, {200 << 20, 2, 100 << 20}} {
+		if got := scratchLimit(tunables{BuffSize: tt.buff}, tt.elem); got != tt.want {
+			t.Errorf("HCCL_BUFFSIZE %d, %d-byte elements: limit %d, want %d", tt.buff, tt.elem, got, tt.want)
 		}
 	}
 }

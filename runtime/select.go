@@ -34,13 +34,29 @@ func newSelector(knobs tunables, cores int, handoff time.Duration, log *slog.Log
 // process's: a rank bound to its own CPU would price its server as
 // oversubscribed (docs/selector.md#where-the-inputs-come-from).
 func selectorSettings(knobs tunables, cores int, handoff time.Duration) selector.Settings {
-	s := selector.Settings{Algo: knobs.Algo, TuningFile: knobs.TuningFile, NoShm: knobs.ShmDisable, Cores: cores, Handoff: handoff}
+	s := selector.Settings{Algo: knobs.Algo, TuningFile: knobs.TuningFile, NoShm: knobs.ShmDisable, Cores: cores, Handoff: handoff,
+		BuffSize: int64(knobs.BuffSize)}
 	for coll := plan.AllReduce; coll <= plan.SendRecv; coll++ {
 		if knobs.shmDirect().posts(coll) {
 			s.Posted |= selector.PostedBit(coll)
 		}
 	}
 	return s
+}
+
+// scratchLimit bounds a plan's scratch, in elements of elemSize bytes, by
+// the buffer of a link (HCCL_BUFFSIZE, or its default), as NCCL bounds
+// PAT by its buffer: PAT cuts its blocks into pieces to stay within it.
+// It is the knob's value, the same on every rank, not the ring a host
+// fits in its /dev/shm, which may not be. The selector prices with the
+// same bound (selector.Model.Scratch), so it does not choose PAT for a
+// call PAT would then refuse.
+func scratchLimit(knobs tunables, elemSize int) int {
+	b := knobs.BuffSize
+	if b <= 0 {
+		b = selector.DefaultBuffSize
+	}
+	return b / max(elemSize, 1)
 }
 
 // chooseAlgorithm asks the selector for req's algorithm. The last answer
@@ -50,6 +66,7 @@ func selectorSettings(knobs tunables, cores int, handoff time.Duration) selector
 // hashed cache.
 func (c *Comm) chooseAlgorithm(req *plan.Request, elemSize int) (plan.Algorithm, error) {
 	req.PerServer = c.perServer
+	req.ScratchLimit = scratchLimit(c.knobs, elemSize)
 	call := selector.CallFor(*req, elemSize)
 	if c.warming {
 		// Init's own call (warmup.go) leaves no choice behind, nor a log

@@ -153,6 +153,19 @@ func (l patLayout) pieces(c, limit int, rs bool) (pieces, area int, err error) {
 	return pieces, perElem * q, nil
 }
 
+// PATPieces is how many pieces PAT cuts each block of count elements
+// into on n ranks to keep its scratch within limit elements (0: no
+// limit), for a ReduceScatter when rs, or the error Build would give: for
+// the selector, which prices the pieces' steps and must not choose PAT
+// where it cannot run.
+func PATPieces(n, count, limit int, rs bool) (int, error) {
+	if n <= 1 {
+		return 1, nil
+	}
+	pieces, _, err := newPatLayout(n).pieces(count, limit, rs)
+	return pieces, err
+}
+
 // holes tells whether some ReduceScatter round carries slots v >= n inside
 // its transfer, and so needs staging.
 func (l patLayout) holes() bool {

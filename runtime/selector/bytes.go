@@ -46,6 +46,40 @@ func ParseBytes(s string) (int64, error) {
 	return int64(f * float64(mult)), nil
 }
 
+// DefaultBuffSize is the staging per link when HCCL_BUFFSIZE is unset:
+// the shm links' ring (shmlink.DefaultRingBytes, which a runtime test
+// holds equal).
+const DefaultBuffSize = 4 << 20
+
+// Bounds of HCCL_BUFFSIZE, in bytes: a ring holds a few frames at least,
+// and at most what the shm links take (a larger one buys no bandwidth).
+const (
+	MinBuffSize = 4 << 10
+	MaxBuffSize = 1 << 30
+)
+
+// ParseBuffSize reads HCCL_BUFFSIZE: a bare number is MB, as HCCL reads
+// it (HCCL_BUFFSIZE=200 is 200 MiB), and a number with a unit is bytes in
+// ParseBytes's grammar (4M, 64K, 65536B), from MinBuffSize to
+// MaxBuffSize either way. Errors name the variable.
+func ParseBuffSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	bare := t != "" && strings.Trim(t, "0123456789.") == ""
+	if bare {
+		t += "M"
+	}
+	n, err := ParseBytes(t)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("HCCL_BUFFSIZE=%q: want a number of MB as in HCCL (e.g. 200), or bytes with a unit (e.g. 4M, 64K, 65536B)", s)
+	case bare && (n < MinBuffSize || n > MaxBuffSize):
+		return 0, fmt.Errorf("HCCL_BUFFSIZE=%q: a bare number is MB, as in HCCL: want 1 to 1024 (MB); for a byte count add a unit (e.g. %sB)", s, t[:len(t)-1])
+	case n < MinBuffSize || n > MaxBuffSize:
+		return 0, fmt.Errorf("HCCL_BUFFSIZE=%q: want 4K to 1G bytes (or a bare number of MB, 1 to 1024)", s)
+	}
+	return n, nil
+}
+
 // FormatBytes prints a size with a binary unit when it is a whole multiple.
 func FormatBytes(n int64) string {
 	for _, u := range []struct {

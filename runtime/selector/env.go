@@ -31,6 +31,10 @@ type Settings struct {
 	// as the launcher measured it (internal/handoff, in the rank
 	// table); 0 for not measured (Model.WithHandoff).
 	Handoff time.Duration
+	// BuffSize is HCCL_BUFFSIZE in bytes (ParseBuffSize), 0 for the
+	// default, DefaultBuffSize: the bound of an algorithm's scratch
+	// (Model.Scratch).
+	BuffSize int64
 }
 
 // Model returns the cost model and the HCCL_ALGO policy the settings
@@ -60,13 +64,17 @@ func (s Settings) Model() (Model, Policy, error) {
 		m = m.WithoutShm()
 	}
 	m.Posted = s.Posted
+	m.Scratch = s.BuffSize
+	if m.Scratch <= 0 {
+		m.Scratch = DefaultBuffSize
+	}
 	return m, p, nil
 }
 
 // FromEnv returns the cost model and the algorithm policy that a job
 // started with the environment getenv reads would choose with
 // (HCCL_ALGO, HCCL_TUNING_FILE, HCCL_SHM_DISABLE, HCCL_SHM_DIRECT,
-// HCCL_SHM_DIRECT_DISABLE), on a host whose shared core changes hands in
+// HCCL_SHM_DIRECT_DISABLE, HCCL_BUFFSIZE), on a host whose shared core changes hands in
 // handoff (0 for not measured), with this process's CPUs: for tools that
 // price calls without running them (hcclrun plan, bench/calibrate). The
 // variables mean what they mean to the runtime, which reads them itself.
@@ -97,6 +105,11 @@ func settingsFromEnv(getenv func(string) string) (Settings, error) {
 		}
 	}
 	var err error
+	if v := getenv("HCCL_BUFFSIZE"); v != "" {
+		if s.BuffSize, err = ParseBuffSize(v); err != nil {
+			return Settings{}, err
+		}
+	}
 	if _, s.NoShm, err = flag("HCCL_SHM_DISABLE"); err != nil {
 		return Settings{}, err
 	}

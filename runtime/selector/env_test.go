@@ -42,7 +42,13 @@ func TestFromEnv(t *testing.T) {
 		}
 	}
 	m, p, err := FromEnv(func(k string) string { return map[string]string{"HCCL_ALGO": " ring "}[k] }, 0)
-	if err != nil || !p.Forced(plan.AllReduce) || m != DefaultModel() {
-		t.Errorf("HCCL_ALGO=\" ring \": %v, forced %v, model changed %v", err, p.Forced(plan.AllReduce), m != DefaultModel())
+	want := DefaultModel()
+	want.Scratch = DefaultBuffSize
+	if err != nil || !p.Forced(plan.AllReduce) || m != want {
+		t.Errorf("HCCL_ALGO=\" ring \": %v, forced %v, model changed %v", err, p.Forced(plan.AllReduce), m != want)
+	}
+	m, _, err = FromEnv(func(k string) string { return map[string]string{"HCCL_BUFFSIZE": "200"}[k] }, 0)
+	if err != nil || m.Scratch != 200<<20 {
+		t.Errorf("HCCL_BUFFSIZE=200: scratch %d, %v; want 200 MiB", m.Scratch, err)
 	}
 }

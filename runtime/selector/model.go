@@ -155,6 +155,13 @@ type Model struct {
 	Posted  uint32
 	PostMin int64
 
+	// Scratch bounds an algorithm's scratch per call, in bytes, as the
+	// runtime bounds it by its buffer (plan.Request.ScratchLimit,
+	// HCCL_BUFFSIZE); 0 means no bound. PAT cuts its blocks into pieces
+	// to stay within it, at a step per piece, and cannot run below its
+	// minimum (patCost).
+	Scratch int64
+
 	// MaxChannels bounds the channel count; each channel must get at least
 	// MinChannelBytes of the call, so small calls get fewer.
 	MaxChannels     int
@@ -186,7 +193,8 @@ var defaultModel = sync.OnceValue(func() Model {
 
 // DefaultModel returns the constants of default.tuning, for a server of
 // this process's CPUs (a job replaces them with its server's: a rank bound
-// to one CPU sees 1) and the collectives posted by default. Their values
+// to one CPU sees 1) and the collectives posted by default; its scratch
+// is unbounded (Settings.Model bounds it by HCCL_BUFFSIZE). Their values
 // and sources are in docs/selector.md#the-constants; a tuning file
 // overrides any of them (ParseTuning).
 func DefaultModel() Model {

@@ -178,7 +178,7 @@ func Predict(m Model, p Policy, call Call) *Table {
 // estimate prices one algorithm, choosing its channel count and segment.
 func (m Model) estimate(name string, call Call) Estimate {
 	e := Estimate{Algo: name}
-	s, err := shapeOf(name, call.Coll, call.Topo, call.Bytes)
+	s, err := shapeWithin(name, call.Coll, call.Topo, call.Bytes, m.Scratch)
 	if err != nil {
 		e.Err = err
 		return e

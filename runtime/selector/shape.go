@@ -140,6 +140,9 @@ type costCall struct {
 	// AllGather or an AlltoAll.
 	chunk float64
 	flat  Class // the class of a step whose pairs ignore servers (flat)
+	// scratch bounds the plan's scratch, in bytes (Model.Scratch); 0
+	// means none.
+	scratch int64
 }
 
 // costFunc counts what an algorithm costs for call k into s, which holds
@@ -159,9 +162,15 @@ func registerCost(a plan.Algorithm, f costFunc) {
 	costs[a.Name()] = f
 }
 
-// shapeOf prices nothing yet: it counts. An error says why algorithm name
-// cannot serve the call.
+// shapeOf prices nothing yet: it counts, with no bound on scratch. An
+// error says why algorithm name cannot serve the call.
 func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
+	return shapeWithin(name, coll, t, size, 0)
+}
+
+// shapeWithin is shapeOf for a plan whose scratch is bounded by scratch
+// bytes (0: no bound).
+func shapeWithin(name string, coll plan.Coll, t Topo, size, scratch int64) (shape, error) {
 	a, ok := algo.Lookup(name)
 	if !ok {
 		return shape{}, fmt.Errorf("unknown algorithm %q", name)
@@ -181,7 +190,7 @@ func shapeOf(name string, coll plan.Coll, t Topo, size int64) (shape, error) {
 		return s, nil
 	}
 	k := costCall{coll: coll, topo: t, n: t.Ranks, nf: float64(t.Ranks), size: float64(size),
-		chunk: float64(size) / float64(t.Ranks), flat: flat(t)}
+		chunk: float64(size) / float64(t.Ranks), flat: flat(t), scratch: scratch}
 	if err := cost(&s, k); err != nil {
 		return shape{}, err
 	}
