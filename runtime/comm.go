@@ -122,6 +122,10 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, fail(fmt.Errorf("connect to the control plane at %s: %w", job.ControlAddr, err))
 	}
+	if sel, err = agreedSelector(ctx, ctl, job, knobs, hostCPUs(tf.serverCPUs, ""), tf.handoff, log); err != nil {
+		ctl.Close()
+		return nil, fail(err)
+	}
 	ip, err := dataIP(job, knobs, log)
 	if err != nil {
 		ctl.Close()

@@ -1,9 +1,13 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
+
+	"github.com/hcclrun/hcclrun/netio/control"
 
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
@@ -25,6 +29,42 @@ func newSelector(knobs tunables, cores int, handoff time.Duration, log *slog.Log
 	}
 	return selector.New(model, policy, log), nil
 }
+
+// agreedSelector is the selector every rank of the job prices with alike:
+// every algorithm choice must be a function of what all ranks agree on,
+// or two schedules meet in one call. The policy, the tuning file, the
+// links' settings and the hand-off (the rank table's) are the same
+// everywhere; the cores are not (a server's bound CPUs, or the rank's own
+// affinity when unbound, differ between servers and between ranks), so
+// every rank takes rank 0's through the control plane: one put and one
+// get (docs/selector.md#one-decision-per-call).
+func agreedSelector(ctx context.Context, ctl *control.Client, job Job, knobs tunables, cores int, handoff time.Duration, log *slog.Logger) (*selector.Selector, error) {
+	if job.Size > 1 {
+		if job.Rank == 0 {
+			if err := ctl.Put(ctx, coresKey, []byte(strconv.Itoa(cores))); err != nil {
+				return nil, fmt.Errorf("publish the cores the selector prices with: %w", err)
+			}
+		} else {
+			b, err := ctl.Get(ctx, coresKey)
+			if err != nil {
+				return nil, fmt.Errorf("read the cores rank 0 prices with: %w", err)
+			}
+			n, err := strconv.Atoi(string(b))
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("rank 0 prices with %q cores", b)
+			}
+			if n != cores {
+				log.Info("cost model", "cores", n, "own_cores", cores, "why", "rank 0's, so that every rank chooses alike")
+			}
+			cores = n
+		}
+	}
+	return newSelector(knobs, cores, handoff, log)
+}
+
+// coresKey is where rank 0 publishes the cores the job's selectors price
+// with.
+const coresKey = "selector/cores"
 
 // selectorSettings is what the knobs, options applied, decide about
 // pricing: HCCL_ALGO, the tuning file, and what the links will do (TCP

@@ -4,7 +4,8 @@ import "github.com/hcclrun/hcclrun/runtime/plan"
 
 // CallFor is the Call the selector prices for req with elements of
 // elemSize bytes: the size as Call documents it, and the servers
-// req.PerServer implies (one when it is 0).
+// req.PerServer implies (one when it is 0). AlltoAllV's size is 0: its
+// counts differ from rank to rank, and its algorithm must not (vChoice).
 func CallFor(req plan.Request, elemSize int) Call {
 	var elems int64
 	switch req.Coll {
@@ -12,10 +13,6 @@ func CallFor(req plan.Request, elemSize int) Call {
 		elems = int64(req.Count)
 	case plan.AllGather, plan.ReduceScatter, plan.AlltoAll:
 		elems = int64(req.Size) * int64(req.Count)
-	case plan.AlltoAllV:
-		for _, c := range req.SendCounts {
-			elems += int64(c)
-		}
 	}
 	servers := 1
 	if req.PerServer > 0 && req.PerServer < req.Size {

@@ -111,9 +111,92 @@ func formatTime(d time.Duration) string {
 }
 
 // Predict prices every algorithm for call under model m and policy p and
-// picks the cheapest one the policy allows. It is pure: the CLI prints its
-// table for any job up to MaxRanks ranks without launching anything.
+// picks the cheapest one the policy allows; for AlltoAllV, the one whose
+// worst ratio to the cheapest over every size is least (vChoice). It is
+// pure: the CLI prints its table for any job up to MaxRanks ranks without
+// launching anything.
 func Predict(m Model, p Policy, call Call) *Table {
+	t := predictAt(m, p, call)
+	if call.Coll != plan.AlltoAllV || t.Err != nil {
+		return t
+	}
+	name, err := vChoice(m, p, call.Topo)
+	if err != nil {
+		t.Err, t.Choice = err, -1
+		return t
+	}
+	for i, e := range t.Candidates {
+		if e.Algo == name && e.Err == nil {
+			t.Choice = i
+		}
+	}
+	return t
+}
+
+// vSizes are the sizes (one rank's send buffer) over which AlltoAllV's
+// one choice is made: 1 KiB to 256 MiB, by fours.
+var vSizes = func() []int64 {
+	var s []int64
+	for b := int64(1 << 10); b <= 256<<20; b *= 4 {
+		s = append(s, b)
+	}
+	return s
+}()
+
+// vChoice is AlltoAllV's algorithm on topology topo, whatever the call's
+// counts. Every rank of an AlltoAllV knows only its own counts, and
+// ranks that priced their own shares chose different algorithms for one
+// call (mesh on some, ring on another), whose schedules meeting in one
+// call is a deadlock or corruption waiting for the right sizes. So the
+// choice is a function of what every rank knows alike, the topology, the
+// model and the policy: the algorithm, of those able and allowed at
+// every size, whose worst ratio to the cheapest over vSizes is least
+// (ties to the registry's order). Within one server the three are within
+// about 10% of each other from 1 MiB on and mesh wins below; across
+// servers pairwise's worst is about 2x (at 256 MiB), ring's 5x (at 1
+// KiB): docs/selector.md#one-decision-per-call.
+func vChoice(m Model, p Policy, topo Topo) (string, error) {
+	worst := map[string]float64{}
+	var order []string
+	for i, b := range vSizes {
+		t := predictAt(m, p, Call{Coll: plan.AlltoAllV, Bytes: b, Topo: topo})
+		if t.Err != nil {
+			return "", t.Err
+		}
+		best := t.Candidates[t.Choice].Time
+		able := map[string]bool{}
+		for _, e := range t.Candidates {
+			if e.Err != nil {
+				continue
+			}
+			able[e.Algo] = true
+			if i == 0 {
+				order = append(order, e.Algo)
+			}
+			worst[e.Algo] = max(worst[e.Algo], float64(e.Time)/float64(max(best, 1)))
+		}
+		order = slices.DeleteFunc(order, func(n string) bool { return !able[n] })
+	}
+	if len(order) == 0 {
+		return "", fmt.Errorf("AlltoAllV on %d ranks, %d servers: no algorithm serves every size: %w", topo.Ranks, topo.servers(), ErrNoAlgorithm)
+	}
+	rank := func(n string) int {
+		return slices.IndexFunc(algo.All(), func(a plan.Algorithm) bool { return a.Name() == n })
+	}
+	slices.SortStableFunc(order, func(a, b string) int {
+		switch {
+		case worst[a] < worst[b]:
+			return -1
+		case worst[a] > worst[b]:
+			return 1
+		}
+		return rank(a) - rank(b)
+	})
+	return order[0], nil
+}
+
+// predictAt is Predict at call's size alone.
+func predictAt(m Model, p Policy, call Call) *Table {
 	t := &Table{Call: call, Policy: p.String(), Choice: -1}
 	if err := call.Topo.check(); err != nil {
 		t.Err = err
