@@ -56,7 +56,7 @@ func (c *Comm) run(ctx context.Context, a *call) error {
 	if c.closed.Load() {
 		return &OpError{Op: coll.String(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: ErrClosed}
 	}
-	if err := c.brokenErr(); err != nil {
+	if err := c.brokenNow(); err != nil {
 		return &OpError{Op: coll.String(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: err}
 	}
 	return c.runLocked(ctx, a)
@@ -202,7 +202,7 @@ func (c *Comm) execute(ctx context.Context, a *call, p *plan.Plan, ec executor.C
 		cur.failed.Store(nil) // only after a failure: a store is a locked instruction
 	}
 	collective := a.req.Coll != plan.SendRecv
-	if collective {
+	if collective && c.reportsProgress() {
 		c.ctl.SetProgress(ec.Seq, true)
 		defer c.ctl.SetProgress(ec.Seq, false)
 	}

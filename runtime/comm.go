@@ -67,6 +67,8 @@ type Comm struct {
 	// (posttune.go), under mu
 	postTuner postTuner
 
+	family // split.go: the communicator's id, and what it shares with the rank's others
+
 	broken    atomic.Pointer[error] // set once: the communicator is aborted
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -163,6 +165,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		job: job, knobs: knobs, log: log, ctl: ctl, links: links, sel: sel, perServer: per,
 		p2pSeq:    make(map[int]uint64),
 		watchDone: make(chan struct{}),
+		family:    newFamily(ctl),
 	}
 	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize, board.ringBytes), OnFailure: c.fail, Poll: board.poll})
 	go c.watchControl()
@@ -260,7 +263,11 @@ func (c *Comm) LocalSize() int { return c.job.LocalSize }
 // communicator's failure: links close, blocked collectives return.
 func (c *Comm) watchControl() {
 	defer close(c.watchDone)
-	<-c.ctl.Done()
+	select {
+	case <-c.ctl.Done():
+	case <-c.stop: // closed; the connection may serve other communicators
+		return
+	}
 	if c.closed.Load() {
 		return
 	}
@@ -313,15 +320,15 @@ func (c *Comm) Abort(reason error) {
 	if reason == nil {
 		reason = errors.New("no reason given")
 	}
-	c.abort(fmt.Errorf("%w: rank %d called Abort: %w", ErrAborted, c.job.Rank, reason),
-		fmt.Sprintf("rank %d called Abort: %v", c.job.Rank, reason))
+	c.abort(fmt.Errorf("%w: %s called Abort: %w", ErrAborted, c.whoAmI(), reason),
+		fmt.Sprintf("%s called Abort: %v", c.whoAmI(), reason))
 }
 
 // abortJob tells every rank that this one failed, so that none waits for
 // it. The failure is kept as text: the calls after it fail because of the
 // abort, not with the failed call's kind (ErrMismatch, ErrTimeout).
 func (c *Comm) abortJob(reason error) {
-	c.abort(fmt.Errorf("%w: %v", ErrAborted, reason), fmt.Sprintf("rank %d: %v", c.job.Rank, reason))
+	c.abort(fmt.Errorf("%w: %v", ErrAborted, reason), fmt.Sprintf("%s: %v", c.whoAmI(), reason))
 }
 
 // abort records err as the communicator's failure, broadcasts reason
@@ -335,15 +342,17 @@ func (c *Comm) abort(err error, reason string) {
 	c.links.shut()
 }
 
-// Close leaves the job: it closes the data links and the control
-// connection. Later calls fail with ErrClosed.
+// Close closes the communicator's data links; the last of the rank's
+// communicators to close (its sub-communicators count, Split) leaves the
+// job and closes the control connection. Later calls fail with ErrClosed.
 func (c *Comm) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		close(c.stop)
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		err = errors.Join(c.links.close(), c.ctl.Close())
+		err = errors.Join(c.links.close(), c.shared.release())
 		<-c.watchDone
 		c.exec.Close()
 	})

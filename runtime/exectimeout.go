@@ -91,6 +91,8 @@ func (c *Comm) execTimedOut() {
 		}
 	}
 	switch {
+	case err == nil && !c.reportsProgress():
+		who = c.childStragglers(st) // split.go
 	case err == nil:
 		who = explainTimeout(st, seq, c.ctl.Heartbeat())
 	case c.brokenErr() != nil:

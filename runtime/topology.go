@@ -29,6 +29,7 @@ func (c *Comm) Topology(ctx context.Context) (*Topology, error) {
 		if err != nil {
 			return nil, &OpError{Op: "Topology", Rank: c.Rank(), Peer: r, Step: -1, Err: err}
 		}
+		f.Rank = r // the communicator's numbering, not the job's (Split)
 		facts[r] = f
 	}
 	t, err := topo.Build(facts, c.knobs.ShmDisable)

@@ -48,6 +48,12 @@ func (s *Selector) WithPolicy(p Policy) *Selector {
 	return &Selector{model: s.model, policy: p, log: s.log, cache: map[Call]Choice{}}
 }
 
+// Fork returns a selector that prices with s's model and policy, with a
+// cache of its own, logging to log: a sub-communicator's.
+func (s *Selector) Fork(log *slog.Logger) *Selector {
+	return &Selector{model: s.model, policy: s.policy, log: log, cache: map[Call]Choice{}}
+}
+
 // Price returns what Choose would, without keeping or logging it: for a
 // caller that wants the model run, not a choice (the runtime's warm-up).
 func (s *Selector) Price(call Call) (Choice, error) {
