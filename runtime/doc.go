@@ -107,10 +107,36 @@
 // # Concurrency and ordering
 //
 // A Comm runs one collective at a time; concurrent calls on one Comm are
-// serialised. As with MPI and NCCL, every rank must call the collectives of
+// serialised (communicators made by Split run independently). As with MPI and NCCL, every rank must call the collectives of
 // a communicator in the same order with matching arguments. A rank that
 // does not gets ErrMismatch naming both ranks and both calls, and the job's
 // other ranks get ErrAborted.
+//
+// # Sub-communicators
+//
+// Comm.Split(ctx, color, key) divides a communicator's ranks as
+// ncclCommSplit and MPI_Comm_split do (split.go): the ranks of one color
+// make a child numbered by key, ties broken by their rank in the parent;
+// a negative color opts out (Split returns nil, nil). Split is a
+// collective on the parent, one AllGather of every rank's color and key,
+// so every rank calls it in the same order as the parent's other calls.
+// A child has its own numbering (Rank, Size, LocalRank, LocalSize,
+// Topology, Links and its errors name its ranks; abort reasons name the
+// job's rank too), its servers (the parent's restricted to its ranks)
+// and so its own algorithm choices, its own links, executor, selector,
+// lock, sequence numbers and plan cache; it shares with every other
+// communicator of the rank the listeners, the published endpoints and
+// topology facts, and the control connection. So collectives on a parent
+// and its children, and on sibling children, run at once from different
+// goroutines. A child's id, the communicator part of its links' tags, is
+// a hash of its parent's id and the parent's count of splits, the first
+// of a few candidates that no rank of the parent has in use. Children
+// may outlive their parent: the last communicator of a rank to close
+// leaves the job. An abort anywhere breaks every communicator of the
+// job. HCCL_EXEC_TIMEOUT bounds a child's calls too, but the heartbeats
+// carry the progress of the job's communicator only (the one Init
+// returned): a child's timeout names the communicator and which of its
+// ranks went silent, not the call each has reached.
 //
 // # Errors
 //

@@ -143,7 +143,7 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	if err := AllGather(ctx, c, mine, all); err != nil {
 		if oe, ok := err.(*OpError); ok {
 			e := *oe
-			e.Op, e.Err = "Split", fmt.Errorf("exchanging colors and keys: %w", oe.Err)
+			e.Op, e.Err = "Split", fmt.Errorf("the Split's AllGather of colors and keys: %w", oe.Err)
 			return nil, &e
 		}
 		return nil, c.splitError(err)

@@ -301,3 +301,39 @@ func TestSplitIDs(t *testing.T) {
 		t.Errorf("ranks %v", names)
 	}
 }
+
+// TestSplitExecTimeout: HCCL_EXEC_TIMEOUT bounds a child's calls; the
+// error names the child and says its ranks are alive (the heartbeats
+// count the job's communicator's calls, not the child's).
+func TestSplitExecTimeout(t *testing.T) {
+	j := startJob(t, 6, hccl.WithExecTimeout(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rows := splitAll(t, ctx, j.comms, func(r int) int { return r / 3 }, func(r int) int { return r })
+	start := time.Now()
+	errs := j.each(func(c *hccl.Comm) error {
+		if c.Rank() != 0 && c.Rank() != 1 {
+			return nil // rank 2 never joins row 0's call
+		}
+		return allReduceF32(1<<10, hccl.Sum)(ctx, rows[c.Rank()])
+	})
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the calls returned after %v", took)
+	}
+	timedOut := 0
+	for r, err := range errs[:2] {
+		switch {
+		case errors.Is(err, hccl.ErrTimeout):
+			timedOut++
+			if !strings.Contains(err.Error(), "communicator 0x") || !strings.Contains(err.Error(), "job ranks [0 1 2]") {
+				t.Errorf("rank %d: %v does not name the communicator and its ranks", r, err)
+			}
+		case !errors.Is(err, hccl.ErrAborted):
+			t.Errorf("rank %d: %v, want ErrTimeout or ErrAborted", r, err)
+		}
+		t.Logf("rank %d: %v", r, err)
+	}
+	if timedOut == 0 {
+		t.Errorf("no rank timed out")
+	}
+}
