@@ -5,7 +5,11 @@
 // exits 1). With -init-stamp it first prints "rank R init-done UNIXNANO",
 // the moment Init returned, which the launch-time measurement reads. With
 // -hold D it sleeps D after the checks (a job to crash in the middle),
-// running a Barrier every 100 ms so that a failure reaches it.
+// running a Barrier every 100 ms so that a failure reaches it. With
+// -split C it then splits the job into rows of C ranks (color rank/C) and
+// columns (color rank%C), runs the check on the job, its row and its
+// column at once from three goroutines, and prints
+// "rank R split ok row=I/C col=J/K".
 package main
 
 import (
@@ -23,6 +27,7 @@ func main() {
 	stamp := flag.Bool("init-stamp", false, "print when Init returned")
 	hold := flag.Duration("hold", 0, "keep running this long after the checks")
 	n := flag.Int("count", 1000, "elements per rank")
+	cols := flag.Int("split", 0, "split into rows of this many ranks and columns, and check all three at once")
 	flag.Parse()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -38,6 +43,12 @@ func main() {
 		fmt.Printf("rank %d: FAIL %v\n", comm.Rank(), err)
 		os.Exit(1)
 	}
+	if *cols > 0 {
+		if err := checkSplit(ctx, comm, *cols, *n); err != nil {
+			fmt.Printf("rank %d: FAIL split: %v\n", comm.Rank(), err)
+			os.Exit(1)
+		}
+	}
 	host, _ := os.Hostname()
 	fmt.Printf("rank %d/%d ok host=%s local=%d/%d\n", comm.Rank(), comm.Size(), host, comm.LocalRank(), comm.LocalSize())
 	for end := time.Now().Add(*hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
@@ -50,6 +61,45 @@ func main() {
 		fmt.Printf("rank %d: FAIL close: %v\n", comm.Rank(), err)
 		os.Exit(1)
 	}
+}
+
+// checkSplit splits c into rows of cols ranks and columns, and runs the
+// check on c, the row and the column concurrently.
+func checkSplit(ctx context.Context, c *hccl.Comm, cols, n int) error {
+	r := c.Rank()
+	row, err := c.Split(ctx, r/cols, r)
+	if err != nil {
+		return fmt.Errorf("split by row: %w", err)
+	}
+	defer row.Close()
+	col, err := c.Split(ctx, r%cols, r)
+	if err != nil {
+		return fmt.Errorf("split by column: %w", err)
+	}
+	defer col.Close()
+	if row.Rank() != r%cols || col.Rank() != r/cols {
+		return fmt.Errorf("row rank %d, column rank %d, want %d and %d", row.Rank(), col.Rank(), r%cols, r/cols)
+	}
+	errs := make(chan error, 3)
+	for name, k := range map[string]*hccl.Comm{"job": c, "row": row, "column": col} {
+		go func() {
+			if err := check(ctx, k, n); err != nil {
+				errs <- fmt.Errorf("%s: %w", name, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range 3 {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		fmt.Printf("rank %d split ok row=%d/%d col=%d/%d\n", r, row.Rank(), row.Size(), col.Rank(), col.Size())
+	}
+	return first
 }
 
 func check(ctx context.Context, c *hccl.Comm, n int) error {
