@@ -68,7 +68,7 @@ func (c *Comm) runLocked(ctx context.Context, a *call) error {
 	coll := a.req.Coll
 	a.req.Rank, a.req.Size = c.job.Rank, c.job.Size
 
-	p, ec, err := c.prepare(a)
+	p, sp, ec, err := c.prepare(a)
 	if err != nil {
 		return err
 	}
@@ -82,14 +82,14 @@ func (c *Comm) runLocked(ctx context.Context, a *call) error {
 
 	var way postDecision
 	if block := a.req.Count * a.dtype.Size(); c.knobs.tunesPost(coll, block) {
-		way = c.postTuner.choose(coll, a.req.InPlace, block, c.links.warmShm)
+		way = c.postTuner.choose(coll, a.req.InPlace, block, c.warmLinks)
 		ec.Post = way.post
 	}
 	var start time.Time
 	if way.timed {
 		start = time.Now()
 	}
-	if err := c.execute(ctx, a, p, ec); err != nil {
+	if err := c.execute(ctx, a, p, sp, ec); err != nil {
 		return err
 	}
 	if way.timed {
@@ -108,23 +108,26 @@ func (c *Comm) runLocked(ctx context.Context, a *call) error {
 	return nil
 }
 
-// prepare returns the plan of a and the executor's description of it,
-// but for the sequence number: the last call's again when a repeats it
+// prepare returns the plan of a, its cut over channels (nil for a call
+// that brings its plan) and the executor's description of it, but for
+// the sequence number: the last call's again when a repeats it
 // (repeat.go).
-func (c *Comm) prepare(a *call) (*plan.Plan, executor.Call, error) {
+func (c *Comm) prepare(a *call) (*plan.Plan, *split, executor.Call, error) {
 	key, keyed := keyOf(a)
 	if keyed && c.repeats(a, key) {
-		return c.last.plan, c.last.ec, nil
+		return c.last.plan, &c.last.split, c.last.ec, nil
 	}
-	p, err := c.planFor(a)
+	var sp split
+	p, err := c.planFor(a, &sp)
 	if err != nil {
-		return nil, executor.Call{}, err
+		return nil, nil, executor.Call{}, err
 	}
 	coll := a.req.Coll
 	ec := executor.Call{
 		Desc:     wire.Call{Coll: uint8(coll), DType: uint8(a.dtype), Root: -1, Count: uint64(a.req.Count)},
 		ElemSize: a.dtype.Size(),
 		Post:     c.knobs.shmDirect().posts(coll),
+		Segment:  sp.seg,
 	}
 	if coll == plan.Broadcast || coll == plan.Reduce {
 		ec.Desc.Root = int32(a.req.Root)
@@ -133,13 +136,14 @@ func (c *Comm) prepare(a *call) (*plan.Plan, executor.Call, error) {
 		kop, _ := a.op.kernelOp()
 		ec.Desc.Op = uint8(kop)
 		if ec.Kernel, err = kernelFor(a, kop); err != nil {
-			return nil, executor.Call{}, &OpError{Op: coll.String(), Algo: p.Algo, Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
+			return nil, nil, executor.Call{}, &OpError{Op: coll.String(), Algo: p.Algo, Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 		}
 	}
-	if keyed {
-		c.last = lastCall{key: key, plan: p, ec: ec}
+	if !keyed {
+		return p, nil, ec, nil
 	}
-	return p, ec, nil
+	c.last = lastCall{key: key, plan: p, split: sp, ec: ec}
+	return p, &c.last.split, ec, nil
 }
 
 // streamMin is the smallest input, in bytes of one rank's send buffer,
@@ -164,21 +168,23 @@ func kernelFor(a *call, op reduce.Op) (func(dst, a, b []byte), error) {
 	return reduce.Kernel(a.dtype, op)
 }
 
-// planFor returns the plan of a: chosen, built and cached.
-func (c *Comm) planFor(a *call) (*plan.Plan, error) {
+// planFor returns the plan of a, chosen, built and cached, and, but for a
+// call that brings its plan, cuts a over the channels the selector chose
+// into sp (channels.go); the plan returned is channel 0's.
+func (c *Comm) planFor(a *call, sp *split) (*plan.Plan, error) {
 	if a.p2pPlan != nil {
 		return a.p2pPlan, nil
 	}
 	coll := a.req.Coll
-	alg, err := c.chooseAlgorithm(&a.req, a.dtype.Size())
+	choice, err := c.chooseAlgorithm(&a.req, a.dtype.Size())
 	if err != nil {
 		return nil, &OpError{Op: coll.String(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 	}
-	p, err := c.plans.get(alg, &a.req)
-	if err != nil {
-		return nil, &OpError{Op: coll.String(), Algo: alg.Name(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
+	sp.seg = int(min(choice.Segment, 1<<30))
+	if err := c.cut(a, choice.Algo, choice.Channels, sp); err != nil {
+		return nil, &OpError{Op: coll.String(), Algo: choice.Algo.Name(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 	}
-	return p, nil
+	return sp.plans[0], nil
 }
 
 // current is what the failure paths that fire while a collective runs (a
@@ -192,10 +198,11 @@ type current struct {
 	failed     atomic.Pointer[OpError] // the first failure, once reported
 }
 
-// execute runs plan p of call a, bounded by HCCL_EXEC_TIMEOUT, and reports
+// execute runs plan p of call a, on the channels of sp when it has
+// several, bounded by HCCL_EXEC_TIMEOUT, and reports
 // the rank's progress to the control plane (which tells STUCK from LOST
 // ranks when a peer times out).
-func (c *Comm) execute(ctx context.Context, a *call, p *plan.Plan, ec executor.Call) error {
+func (c *Comm) execute(ctx context.Context, a *call, p *plan.Plan, sp *split, ec executor.Call) error {
 	cur := &c.cur
 	cur.coll, cur.recvCounts, cur.algo, cur.ctx = a.req.Coll, a.req.RecvCounts, p.Algo, ctx
 	if cur.failed.Load() != nil {
@@ -210,7 +217,12 @@ func (c *Comm) execute(ctx context.Context, a *call, p *plan.Plan, ec executor.C
 		c.armTimer(ec.Seq, ec.Desc)
 		defer c.disarmTimer()
 	}
-	err := c.exec.Run(ctx, p, ec, executor.Buffers{Send: a.send, Recv: a.recv})
+	var err error
+	if sp != nil && sp.n > 1 {
+		err = c.runChannels(ctx, a, sp, ec)
+	} else {
+		err = c.exec.Run(ctx, p, ec, executor.Buffers{Send: a.send, Recv: a.recv})
+	}
 	if err == nil {
 		return nil
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/netio/control"
 	"github.com/hcclrun/hcclrun/runtime/executor"
-	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
 	"github.com/hcclrun/hcclrun/runtime/topo"
 	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
@@ -50,15 +49,16 @@ type Comm struct {
 	perServer int // ranks per server for hierarchical algorithms; 0: one server
 	// the selector's last answer (select.go), under mu
 	lastChoice struct {
-		call selector.Call
-		algo plan.Algorithm
+		call   selector.Call
+		choice selector.Choice
 	}
 	warming bool // Init's own first call runs (warmup.go)
 
-	mu     sync.Mutex // held while a collective runs
-	exec   *executor.Executor
-	seq    uint64         // sequence number of the last collective
-	p2pSeq map[int]uint64 // point-to-point messages per peer and direction
+	mu     sync.Mutex         // held while a collective runs
+	exec   *executor.Executor // channel 0's
+	chans  channels           // the others (channels.go)
+	seq    uint64             // sequence number of the last collective
+	p2pSeq map[int]uint64     // point-to-point messages per peer and direction
 	plans  planCache
 	last   lastCall  // the last collective's plan, for a call that repeats it (repeat.go)
 	cur    current   // the running collective
@@ -167,7 +167,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		watchDone: make(chan struct{}),
 		family:    newFamily(ctl),
 	}
-	c.exec = executor.New(job.Rank, links, executor.Config{SegmentBytes: segmentBytes(knobs.BuffSize, board.ringBytes), OnFailure: c.fail, Poll: board.poll})
+	c.exec = executor.New(job.Rank, links, c.execConfig())
 	go c.watchControl()
 	if warm {
 		if err := c.warmCall(ctx); err != nil {
@@ -186,6 +186,9 @@ func resolve(s *settings) (Job, tunables, error) {
 	}
 	for _, edit := range s.edits {
 		edit(&knobs)
+	}
+	if err := checkChannelBounds(knobs.MinChannels, knobs.MaxChannels); err != nil {
+		return Job{}, tunables{}, err
 	}
 	var job Job
 	if s.job != nil {
@@ -289,7 +292,7 @@ func (c *Comm) watchControl() {
 		c.markBroken(fmt.Errorf("%w: lost the control plane: %w", ErrAborted, err))
 	}
 	// Shut, not close: a collective may be running on the links.
-	c.links.shut()
+	c.shutLinks()
 }
 
 // markBroken records the first reason the communicator became unusable.
@@ -339,7 +342,7 @@ func (c *Comm) abort(err error, reason string) {
 	if err := c.ctl.Abort(reason); err != nil {
 		c.log.Warn("could not broadcast the abort", "err", err)
 	}
-	c.links.shut()
+	c.shutLinks()
 }
 
 // Close closes the communicator's data links; the last of the rank's
@@ -352,7 +355,7 @@ func (c *Comm) Close() error {
 		close(c.stop)
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		err = errors.Join(c.links.close(), c.shared.release())
+		err = errors.Join(c.closeChannels(), c.links.close(), c.shared.release())
 		<-c.watchDone
 		c.exec.Close()
 	})

@@ -71,6 +71,10 @@ type tunables struct {
 	// rank then reaches its peers over TCP (switchboard.go). Unset, the name is
 	// unguessable.
 	ShmSocketTag string
+	// MinChannels and MaxChannels bound the channels of the calls split
+	// over several (HCCL_MIN_NCHANNELS, HCCL_MAX_NCHANNELS, or NCCL's
+	// spellings; selector.ChannelBounds), 0 where unset.
+	MinChannels, MaxChannels int
 }
 
 // directMode is HCCL_SHM_DIRECT: which collectives hand large payloads
@@ -226,6 +230,10 @@ func knobsFromEnv(getenv func(string) string) (tunables, error) {
 			return tunables{}, fmt.Errorf("HCCL_SHM_SOCKET_TAG=%q: want 1 to 64 letters, digits, '-' or '_'", s)
 		}
 		k.ShmSocketTag = s
+	}
+	var err error
+	if k.MinChannels, k.MaxChannels, err = selector.ChannelBounds(getenv); err != nil {
+		return tunables{}, err
 	}
 	if s := getenv("HCCL_BUFFSIZE"); s != "" {
 		n, err := selector.ParseBuffSize(s)

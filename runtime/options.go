@@ -38,6 +38,14 @@ func WithAlgo(spec string) Option { return edit(func(k *tunables) { k.Algo = spe
 // (whose bare number is MB: n here is always bytes).
 func WithBufferSize(n int) Option { return edit(func(k *tunables) { k.BuffSize = n }) }
 
+// WithChannels bounds the channel counts of the calls split over
+// channels, overriding HCCL_MIN_NCHANNELS and HCCL_MAX_NCHANNELS: at
+// least lo and at most hi, 0 leaving a bound open; WithChannels(n, n)
+// runs n (Comm.SetChannels).
+func WithChannels(lo, hi int) Option {
+	return edit(func(k *tunables) { k.MinChannels, k.MaxChannels = lo, hi })
+}
+
 // WithShmDisabled forces TCP between ranks of one server, as
 // HCCL_SHM_DISABLE=1 does.
 func WithShmDisabled(disabled bool) Option {

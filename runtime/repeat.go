@@ -31,9 +31,10 @@ type callKey struct {
 // lastCall is the last keyed call's plan and executor call (its sequence
 // number aside).
 type lastCall struct {
-	key  callKey
-	plan *plan.Plan
-	ec   executor.Call
+	key   callKey
+	plan  *plan.Plan
+	split split // the plan's cut over channels (channels.go)
+	ec    executor.Call
 }
 
 // keyOf returns a's key, or false for point-to-point calls, which bring

@@ -75,7 +75,7 @@ const coresKey = "selector/cores"
 // oversubscribed (docs/selector.md#where-the-inputs-come-from).
 func selectorSettings(knobs tunables, cores int, handoff time.Duration) selector.Settings {
 	s := selector.Settings{Algo: knobs.Algo, TuningFile: knobs.TuningFile, NoShm: knobs.ShmDisable, Cores: cores, Handoff: handoff,
-		BuffSize: int64(knobs.BuffSize)}
+		BuffSize: int64(knobs.BuffSize), MinChannels: knobs.MinChannels, MaxChannels: knobs.MaxChannels}
 	for coll := plan.AllReduce; coll <= plan.SendRecv; coll++ {
 		if knobs.shmDirect().posts(coll) {
 			s.Posted |= selector.PostedBit(coll)
@@ -99,30 +99,29 @@ func scratchLimit(knobs tunables, elemSize int) int {
 	return b / max(elemSize, 1)
 }
 
-// chooseAlgorithm asks the selector for req's algorithm. The last answer
-// is kept: a loop of AlltoAllV calls whose counts change from call to call
-// (which the communicator's reuse of the last call leaves out, repeat.go)
-// but whose size the selector sees alike skips the selector's locked,
-// hashed cache.
-func (c *Comm) chooseAlgorithm(req *plan.Request, elemSize int) (plan.Algorithm, error) {
+// chooseAlgorithm asks the selector for req's algorithm, channels and
+// segment. The last answer is kept: a loop of AlltoAllV calls whose
+// counts change from call to call (which the communicator's reuse of the
+// last call leaves out, repeat.go) but whose size the selector sees alike
+// skips the selector's locked, hashed cache.
+func (c *Comm) chooseAlgorithm(req *plan.Request, elemSize int) (selector.Choice, error) {
 	req.PerServer = c.perServer
 	req.ScratchLimit = scratchLimit(c.knobs, elemSize)
 	call := selector.CallFor(*req, elemSize)
 	if c.warming {
 		// Init's own call (warmup.go) leaves no choice behind, nor a log
 		// line of a call the program did not make.
-		choice, err := c.sel.Price(call)
-		return choice.Algo, err
+		return c.sel.Price(call)
 	}
-	if c.lastChoice.algo != nil && c.lastChoice.call == call {
-		return c.lastChoice.algo, nil
+	if c.lastChoice.choice.Algo != nil && c.lastChoice.call == call {
+		return c.lastChoice.choice, nil
 	}
 	choice, err := c.sel.Choose(call)
 	if err != nil {
-		return nil, err
+		return selector.Choice{}, err
 	}
-	c.lastChoice.call, c.lastChoice.algo = call, choice.Algo
-	return choice.Algo, nil
+	c.lastChoice.call, c.lastChoice.choice = call, choice
+	return choice, nil
 }
 
 // SetAlgo forces algorithms for the collectives that follow as HCCL_ALGO
@@ -145,7 +144,38 @@ func (c *Comm) SetAlgo(spec string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sel = c.sel.WithPolicy(policy)
-	c.lastChoice.algo = nil
+	c.lastChoice.choice.Algo = nil
 	c.last.plan = nil
+	return nil
+}
+
+// SetChannels bounds the channel count of the collectives that follow,
+// of those the runtime splits over channels (AllReduce, Broadcast,
+// Reduce), as HCCL_MIN_NCHANNELS and HCCL_MAX_NCHANNELS do: at least lo
+// and at most hi, 0 leaving a bound to the selector; SetChannels(n, n)
+// runs n, SetChannels(0, 0) lets the selector choose again. Every rank
+// must make the same change between the same two collectives, as with
+// SetAlgo. Benchmarks use it to alternate channel counts within one job.
+// Bounds out of 0 to 16, or lo above hi, are an error and change nothing.
+func (c *Comm) SetChannels(lo, hi int) error {
+	if err := checkChannelBounds(lo, hi); err != nil {
+		return fmt.Errorf("rank %d: SetChannels: %w", c.job.Rank, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sel = c.sel.WithChannels(lo, hi)
+	c.lastChoice.choice.Algo = nil
+	c.last.plan = nil
+	return nil
+}
+
+// checkChannelBounds refuses channel bounds that no call can meet.
+func checkChannelBounds(lo, hi int) error {
+	if lo < 0 || hi < 0 || lo > selector.MaxChannelCount || hi > selector.MaxChannelCount {
+		return fmt.Errorf("channel bounds %d, %d: want counts from 1 to %d, or 0 for none", lo, hi, selector.MaxChannelCount)
+	}
+	if lo > 0 && hi > 0 && lo > hi {
+		return fmt.Errorf("the least channel count %d exceeds the most, %d", lo, hi)
+	}
 	return nil
 }

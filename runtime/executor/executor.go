@@ -39,6 +39,11 @@ type Call struct {
 	// place, to links that can (transport.Poster); otherwise they are
 	// copied into the links' buffers.
 	Post bool
+	// Segment, when positive, is the call's pipelining unit in bytes (the
+	// selector's), at most the executor's own (Config.SegmentBytes), which
+	// the links' buffers bound, and at least the pair step's largest
+	// transfer (4 KiB), which is sent whole; 0 keeps the executor's.
+	Segment int
 }
 
 // Buffers are the caller's buffers, as bytes. Send and Recv may alias.
@@ -121,7 +126,11 @@ func (e *Executor) Run(ctx context.Context, p *plan.Plan, call Call, bufs Buffer
 	e.touched = e.touched[:0]
 	// The run lives in the executor, so that the tasks pointing at it do
 	// not make every call allocate one.
-	seg := e.segBytes - e.segBytes%call.ElemSize
+	seg := e.segBytes
+	if call.Segment > 0 {
+		seg = min(seg, max(call.Segment, pairMax))
+	}
+	seg -= seg % call.ElemSize
 	if seg <= 0 {
 		seg = call.ElemSize
 	}

@@ -39,8 +39,8 @@ func TestDefaultModelPinned(t *testing.T) {
 		MemSlowdown:     3,
 		MaxChannels:     1,
 		MinChannelBytes: 256 << 10,
-		MinSegment:      8 << 10,
-		MaxSegment:      512 << 10,
+		MinSegment:      256 << 10,
+		MaxSegment:      1 << 20,
 		Posted:          PostedBit(plan.AllGather) | PostedBit(plan.AlltoAll) | PostedBit(plan.AlltoAllV) | PostedBit(plan.Broadcast),
 		PostMin:         256 << 10,
 	}

@@ -3,6 +3,7 @@ package selector
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,10 @@ type Settings struct {
 	// default, DefaultBuffSize: the bound of an algorithm's scratch
 	// (Model.Scratch).
 	BuffSize int64
+	// MinChannels and MaxChannels bound the channel count of the calls
+	// the runtime splits (HCCL_MIN_NCHANNELS, HCCL_MAX_NCHANNELS:
+	// ChannelBounds), 0 where unset (Model.ChannelFloor, ChannelCeil).
+	MinChannels, MaxChannels int
 }
 
 // Model returns the cost model and the HCCL_ALGO policy the settings
@@ -68,13 +73,48 @@ func (s Settings) Model() (Model, Policy, error) {
 	if m.Scratch <= 0 {
 		m.Scratch = DefaultBuffSize
 	}
+	m.ChannelFloor, m.ChannelCeil = s.MinChannels, s.MaxChannels
 	return m, p, nil
+}
+
+// ChannelBounds reads HCCL_MIN_NCHANNELS and HCCL_MAX_NCHANNELS, or
+// NCCL's spellings NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS where ours
+// are unset: the least and the most channels a call the runtime splits
+// runs on (Channelled), 0 where unset. Each is a count from 1 to
+// MaxChannelCount, and the least may not exceed the most.
+func ChannelBounds(getenv func(string) string) (lo, hi int, err error) {
+	read := func(which string) (int, error) {
+		name := "HCCL_" + which
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			name = "NCCL_" + which
+			v = strings.TrimSpace(getenv(name))
+		}
+		if v == "" {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxChannelCount {
+			return 0, fmt.Errorf("%s=%q: want a channel count from 1 to %d", name, v, MaxChannelCount)
+		}
+		return n, nil
+	}
+	if lo, err = read("MIN_NCHANNELS"); err != nil {
+		return 0, 0, err
+	}
+	if hi, err = read("MAX_NCHANNELS"); err != nil {
+		return 0, 0, err
+	}
+	if lo > 0 && hi > 0 && lo > hi {
+		return 0, 0, fmt.Errorf("the least channel count (%d, HCCL_MIN_NCHANNELS) exceeds the most (%d, HCCL_MAX_NCHANNELS)", lo, hi)
+	}
+	return lo, hi, nil
 }
 
 // FromEnv returns the cost model and the algorithm policy that a job
 // started with the environment getenv reads would choose with
 // (HCCL_ALGO, HCCL_TUNING_FILE, HCCL_SHM_DISABLE, HCCL_SHM_DIRECT,
-// HCCL_SHM_DIRECT_DISABLE, HCCL_BUFFSIZE), on a host whose shared core changes hands in
+// HCCL_SHM_DIRECT_DISABLE, HCCL_BUFFSIZE, HCCL_MIN_NCHANNELS, HCCL_MAX_NCHANNELS), on a host whose shared core changes hands in
 // handoff (0 for not measured), with this process's CPUs: for tools that
 // price calls without running them (hcclrun plan, bench/calibrate). The
 // variables mean what they mean to the runtime, which reads them itself.
@@ -105,6 +145,9 @@ func settingsFromEnv(getenv func(string) string) (Settings, error) {
 		}
 	}
 	var err error
+	if s.MinChannels, s.MaxChannels, err = ChannelBounds(getenv); err != nil {
+		return Settings{}, err
+	}
 	if v := getenv("HCCL_BUFFSIZE"); v != "" {
 		if s.BuffSize, err = ParseBuffSize(v); err != nil {
 			return Settings{}, err

@@ -150,7 +150,7 @@ func (m Model) features(smp Sample) ([numFit]float64, error) {
 		return [numFit]float64{}, err
 	}
 	m.NoShm = m.NoShm || smp.NoShm
-	return m.terms(s, smp.Call.Topo, m.channels(smp.Call.Bytes)), nil
+	return m.terms(s, smp.Call.Topo, m.channelsFor(smp.Call, s)), nil
 }
 
 func (m Model) fitted() [numFit]float64 {

@@ -163,9 +163,16 @@ type Model struct {
 	Scratch int64
 
 	// MaxChannels bounds the channel count; each channel must get at least
-	// MinChannelBytes of the call, so small calls get fewer.
+	// MinChannelBytes of the call, so small calls get fewer, and no call
+	// gets more than the Parallel of the link classes it uses
+	// (Model.channelsFor).
 	MaxChannels     int
 	MinChannelBytes int64
+	// ChannelFloor and ChannelCeil are the job's own bounds of the count
+	// (HCCL_MIN_NCHANNELS, HCCL_MAX_NCHANNELS), 0 where unset: the ceiling
+	// lowers what the rule picks, the floor raises it, up to
+	// MaxChannelCount.
+	ChannelFloor, ChannelCeil int
 	// MinSegment and MaxSegment bound the segment size in bytes.
 	MinSegment, MaxSegment int64
 }

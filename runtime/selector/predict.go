@@ -266,13 +266,55 @@ func (m Model) estimate(name string, call Call) Estimate {
 		e.Err = err
 		return e
 	}
-	e.Channels = m.channels(call.Bytes)
-	if call.Coll == plan.Barrier {
-		e.Channels = 1
-	}
+	e.Channels = m.channelsFor(call, s)
 	e.Segment = m.segment(s.maxOp / float64(e.Channels))
 	e.Time = m.price(s, call.Topo, e.Channels)
 	return e
+}
+
+// MaxChannelCount is the most channels a call runs on: the runtime's link
+// tags hold four bits of channel.
+const MaxChannelCount = 16
+
+// Channelled reports whether the runtime runs calls of coll over several
+// channels: those whose result is elementwise over one buffer
+// (AllReduce, Broadcast, Reduce), which contiguous ranges of elements
+// split exactly. The others run on one channel: their blocks per rank
+// would have to be split alike on every rank, which the plans do not do.
+func Channelled(coll plan.Coll) bool {
+	return coll == plan.AllReduce || coll == plan.Broadcast || coll == plan.Reduce
+}
+
+// channelsFor is the channel count of call, whose shape is s: NCCL's rule
+// (channels) within the Parallel of the link classes the call uses (more
+// channels than a class carries at full speed only split its bandwidth
+// and add messages), then the job's bounds. Calls that are not
+// Channelled get one.
+func (m Model) channelsFor(call Call, s shape) int {
+	if !Channelled(call.Coll) {
+		return 1
+	}
+	par := 0
+	for c := Class(0); c < numClasses; c++ {
+		used := s.lat[c] > 0 || s.bytes[c] > 0
+		if c == Shm && m.NoShm {
+			continue // priced as the net class (terms)
+		}
+		if c == Net && m.NoShm {
+			used = used || s.lat[Shm] > 0 || s.bytes[Shm] > 0
+		}
+		if used {
+			par = max(par, m.Links[c].Parallel)
+		}
+	}
+	nc := min(m.channels(call.Bytes), max(par, 1))
+	if m.ChannelCeil > 0 {
+		nc = min(nc, m.ChannelCeil)
+	}
+	if m.ChannelFloor > 0 {
+		nc = max(nc, m.ChannelFloor)
+	}
+	return min(max(nc, 1), MaxChannelCount)
 }
 
 // channels is NCCL's rule: start from the most and drop channels while

@@ -54,6 +54,15 @@ func (s *Selector) Fork(log *slog.Logger) *Selector {
 	return &Selector{model: s.model, policy: s.policy, log: log, cache: map[Call]Choice{}}
 }
 
+// WithChannels returns a selector that prices with s's model and policy
+// but bounds the channel counts by lo and hi (Model.ChannelFloor,
+// ChannelCeil; 0 leaves a bound open), with a cache of its own.
+func (s *Selector) WithChannels(lo, hi int) *Selector {
+	m := s.model
+	m.ChannelFloor, m.ChannelCeil = lo, hi
+	return &Selector{model: m, policy: s.policy, log: s.log, cache: map[Call]Choice{}}
+}
+
 // Price returns what Choose would, without keeping or logging it: for a
 // caller that wants the model run, not a choice (the runtime's warm-up).
 func (s *Selector) Price(call Call) (Choice, error) {
