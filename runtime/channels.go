@@ -26,8 +26,10 @@ import (
 // split (selector.Channelled: AllReduce, Broadcast, Reduce): a range of
 // elements is then a collective of its own, exactly. The split is a
 // function of the call's count and the selector's choice, which is a
-// function of the call's global size, so every rank cuts alike. A call of
-// fewer elements than channels runs on one channel per element.
+// function of the call's global size, so every rank cuts alike; the
+// selector gives no call more channels than it has elements of 8 bytes,
+// so every channel has elements to move (a call of fewer elements than
+// channels, which Comm.cut still handles, runs on one per element).
 //
 // The first failure on any channel fails the call (Comm.fail), aborts the
 // job and shuts every channel's links, which frees the others' blocked
@@ -109,6 +111,15 @@ func (c *Comm) channel(i int) (*channel, error) {
 	ch := &channel{links: set, exec: executor.New(l.rank, set, c.execConfig())}
 	cs.ch[i] = ch
 	return ch, nil
+}
+
+// segmentLimit is the most the executor cuts a transfer into: the
+// selector may choose smaller segments, never larger.
+func segmentLimit(knobs tunables, ringBytes int) int64 {
+	if seg := segmentBytes(knobs.BuffSize, ringBytes); seg > 0 {
+		return int64(seg)
+	}
+	return executor.DefaultSegmentBytes
 }
 
 // execConfig is how the communicator's executors run: segments from

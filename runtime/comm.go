@@ -149,6 +149,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		ctl.Close()
 		return nil, fail(err)
 	}
+	sel = sel.WithSegmentLimit(segmentLimit(knobs, board.ringBytes))
 	warm := job.Size > 1 && !board.lazyRings // warmup.go
 	var warming sync.WaitGroup
 	if warm {

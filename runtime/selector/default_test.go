@@ -15,7 +15,7 @@ import (
 func TestDefaultModelPinned(t *testing.T) {
 	want := Model{
 		Links: [numClasses]LinkCost{
-			Shm: {Alpha: 600 * time.Nanosecond, Beta: 1 / 2.75e10, Parallel: 2},
+			Shm: {Alpha: 600 * time.Nanosecond, Beta: 1 / 2.75e10, Parallel: 1},
 			Net: {Alpha: 10 * time.Microsecond, Beta: 1 / 8.2e9, Parallel: 2},
 		},
 		Gamma:           1 / 1.85e10,
@@ -37,8 +37,9 @@ func TestDefaultModelPinned(t *testing.T) {
 		CacheBytes:      512 << 10,
 		MemBytes:        32 << 20,
 		MemSlowdown:     3,
-		MaxChannels:     1,
-		MinChannelBytes: 256 << 10,
+		MaxChannels:     2,
+		MinChannelBytes: 8 << 20,
+		MaxChannelCall:  32 << 20,
 		MinSegment:      256 << 10,
 		MaxSegment:      1 << 20,
 		Posted:          PostedBit(plan.AllGather) | PostedBit(plan.AlltoAll) | PostedBit(plan.AlltoAllV) | PostedBit(plan.Broadcast),

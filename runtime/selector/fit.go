@@ -143,14 +143,15 @@ func (m Model) posts(s shape) bool {
 	return !m.NoShm && m.Posted&PostedBit(s.coll) != 0 && s.maxOp >= float64(m.PostMin)
 }
 
-// features is sample's terms under base, which fixes the channels.
+// features is sample's terms under base, on one channel as Predict
+// prices.
 func (m Model) features(smp Sample) ([numFit]float64, error) {
 	s, err := shapeOf(smp.Algo, smp.Call.Coll, smp.Call.Topo, smp.Call.Bytes)
 	if err != nil {
 		return [numFit]float64{}, err
 	}
 	m.NoShm = m.NoShm || smp.NoShm
-	return m.terms(s, smp.Call.Topo, m.channelsFor(smp.Call, s)), nil
+	return m.terms(s, smp.Call.Topo, 1), nil // as Predict prices
 }
 
 func (m Model) fitted() [numFit]float64 {

@@ -49,8 +49,10 @@ func fitSamples(t *testing.T, truth Model, noise func(i int) float64) []Sample {
 // step 3.7x and the negative-beta data fitted a positive shm beta.
 func fitBase() Model {
 	m := DefaultModel()
-	m.Links[Shm] = LinkCost{Alpha: 10 * time.Microsecond, Beta: 1 / 7.4e9, Parallel: 2}
-	m.Links[Net] = LinkCost{Alpha: 53 * time.Microsecond, Beta: 1 / 1.36e9, Parallel: 2}
+	// The channels stay the default's: the fit solves for constants
+	// once the channels are fixed, by its base.
+	m.Links[Shm] = LinkCost{Alpha: 10 * time.Microsecond, Beta: 1 / 7.4e9, Parallel: m.Links[Shm].Parallel}
+	m.Links[Net] = LinkCost{Alpha: 53 * time.Microsecond, Beta: 1 / 1.36e9, Parallel: m.Links[Net].Parallel}
 	m.Gamma, m.Copy, m.Step = 1/3.4e9, 1/2.4e9, 500*time.Nanosecond
 	m.Handoff, m.Wake = 80*time.Microsecond, 35*time.Microsecond
 	return m

@@ -168,6 +168,10 @@ type Model struct {
 	// (Model.channelsFor).
 	MaxChannels     int
 	MinChannelBytes int64
+	// MaxChannelCall is the largest call that gets more than one channel,
+	// 0 for no bound: beyond it the channels measured slower
+	// (docs/measurements.md#channels-where-they-win).
+	MaxChannelCall int64
 	// ChannelFloor and ChannelCeil are the job's own bounds of the count
 	// (HCCL_MIN_NCHANNELS, HCCL_MAX_NCHANNELS), 0 where unset: the ceiling
 	// lowers what the rule picks, the floor raises it, up to

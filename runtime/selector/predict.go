@@ -39,7 +39,7 @@ func (c Call) String() string {
 // Estimate is one candidate of a cost table.
 type Estimate struct {
 	Algo     string
-	Time     time.Duration // predicted, with Channels channels
+	Time     time.Duration // predicted, as on one channel (Model.estimate)
 	Channels int
 	Segment  int64 // bytes
 	// Err says why the candidate cannot serve the call or, when Excluded,
@@ -268,7 +268,11 @@ func (m Model) estimate(name string, call Call) Estimate {
 	}
 	e.Channels = m.channelsFor(call, s)
 	e.Segment = m.segment(s.maxOp / float64(e.Channels))
-	e.Time = m.price(s, call.Topo, e.Channels)
+	// Priced as one channel: the gains channels measured (a tenth at
+	// most, over TCP) are below what the model tells apart, and pricing
+	// the links' Parallel would move algorithm choices on no evidence
+	// (docs/measurements.md#channels-where-they-win).
+	e.Time = m.price(s, call.Topo, 1)
 	return e
 }
 
@@ -286,7 +290,7 @@ func Channelled(coll plan.Coll) bool {
 }
 
 // channelsFor is the channel count of call, whose shape is s: NCCL's rule
-// (channels) within the Parallel of the link classes the call uses (more
+// (channels, up to MaxChannelCall) within the Parallel of the link classes the call uses (more
 // channels than a class carries at full speed only split its bandwidth
 // and add messages), then the job's bounds. Calls that are not
 // Channelled get one.
@@ -314,12 +318,18 @@ func (m Model) channelsFor(call Call, s shape) int {
 	if m.ChannelFloor > 0 {
 		nc = max(nc, m.ChannelFloor)
 	}
-	return min(max(nc, 1), MaxChannelCount)
+	// Every channel gets an element of the widest type (8 bytes), so
+	// that the runtime runs what this says whatever the type.
+	return max(min(nc, MaxChannelCount, int(min(call.Bytes/8, MaxChannelCount))), 1)
 }
 
 // channels is NCCL's rule: start from the most and drop channels while
-// some would get less than MinChannelBytes.
+// some would get less than MinChannelBytes; calls beyond MaxChannelCall
+// get one.
 func (m Model) channels(bytes int64) int {
+	if m.MaxChannelCall > 0 && bytes > m.MaxChannelCall {
+		return 1
+	}
 	nc := max(m.MaxChannels, 1)
 	for nc > 1 && bytes < int64(nc)*m.MinChannelBytes {
 		nc--

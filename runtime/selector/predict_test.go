@@ -18,13 +18,56 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func TestChannels(t *testing.T) {
 	m := DefaultModel()
-	m.MaxChannels, m.MinChannelBytes = 4, 1000
+	m.MaxChannels, m.MinChannelBytes, m.MaxChannelCall = 4, 1000, 0
 	for _, tt := range []struct {
 		bytes int64
 		want  int
 	}{{0, 1}, {1999, 1}, {2000, 2}, {3999, 3}, {4000, 4}, {1 << 40, 4}} {
 		if got := m.channels(tt.bytes); got != tt.want {
 			t.Errorf("channels(%d) = %d, want %d", tt.bytes, got, tt.want)
+		}
+	}
+	m.MaxChannelCall = 1 << 20
+	if got := m.channels(1<<20 + 1); got != 1 {
+		t.Errorf("channels beyond MaxChannelCall = %d, want 1", got)
+	}
+}
+
+// TestChannelsFor: the default gives two channels to calls of 16 to 32
+// MiB that cross servers or go over TCP, one to calls within a server
+// over shm and to the collectives the runtime does not split; the job's
+// bounds override the rule, but no channel gets less than 8 bytes.
+func TestChannelsFor(t *testing.T) {
+	def := DefaultModel()
+	floor := def
+	floor.ChannelFloor = 4
+	ceil := def
+	ceil.ChannelCeil = 1
+	for _, tt := range []struct {
+		name string
+		m    Model
+		call Call
+		want int
+	}{
+		{"tcp across servers, 16 MiB", def, Call{plan.AllReduce, 16 << 20, Topo{3, 3}}, 2},
+		{"tcp across servers, 32 MiB", def, Call{plan.Broadcast, 32 << 20, Topo{3, 3}}, 2},
+		{"tcp across servers, 8 MiB", def, Call{plan.AllReduce, 8 << 20, Topo{3, 3}}, 1},
+		{"tcp across servers, 64 MiB", def, Call{plan.AllReduce, 64 << 20, Topo{3, 3}}, 1},
+		{"shm, 16 MiB", def, Call{plan.AllReduce, 16 << 20, Topo{4, 1}}, 1},
+		{"tcp within a server, 16 MiB", def.WithoutShm(), Call{plan.Reduce, 16 << 20, Topo{2, 1}}, 2},
+		{"allgather", def, Call{plan.AllGather, 16 << 20, Topo{3, 3}}, 1},
+		{"floor", floor, Call{plan.AllReduce, 1 << 10, Topo{4, 1}}, 4},
+		{"floor, 3 elements of 8 bytes", floor, Call{plan.AllReduce, 24, Topo{4, 1}}, 3},
+		{"floor, no element", floor, Call{plan.AllReduce, 0, Topo{4, 1}}, 1},
+		{"floor, allgather", floor, Call{plan.AllGather, 1 << 20, Topo{4, 1}}, 1},
+		{"ceiling", ceil, Call{plan.AllReduce, 16 << 20, Topo{3, 3}}, 1},
+	} {
+		s, err := shapeOf("ring", tt.call.Coll, tt.call.Topo, tt.call.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tt.m.channelsFor(tt.call, s); got != tt.want {
+			t.Errorf("%s: %v gets %d channels, want %d", tt.name, tt.call, got, tt.want)
 		}
 	}
 }

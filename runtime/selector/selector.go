@@ -63,6 +63,20 @@ func (s *Selector) WithChannels(lo, hi int) *Selector {
 	return &Selector{model: m, policy: s.policy, log: s.log, cache: map[Call]Choice{}}
 }
 
+// WithSegmentLimit returns a selector that prices as s does but never
+// chooses segments above n bytes, the most the executor cuts (a quarter
+// of its shm ring), so that what it logs is what runs; it shares s's
+// cache until n lowers a segment, and then has its own.
+func (s *Selector) WithSegmentLimit(n int64) *Selector {
+	m := s.model
+	if n <= 0 || n >= m.MaxSegment {
+		return s
+	}
+	m.MaxSegment = n
+	m.MinSegment = min(m.MinSegment, n)
+	return &Selector{model: m, policy: s.policy, log: s.log, cache: map[Call]Choice{}}
+}
+
 // Price returns what Choose would, without keeping or logging it: for a
 // caller that wants the model run, not a choice (the runtime's warm-up).
 func (s *Selector) Price(call Call) (Choice, error) {

@@ -39,9 +39,10 @@ import (
 //	slow.net.alpha 13us      #   and net.alpha
 //	post.min 256K            # the smallest transfer posted in place (Model.Posted)
 //	channels.max 2
-//	channels.minbytes 256K
-//	segment.min 8K
-//	segment.max 512K
+//	channels.minbytes 8M     # each channel gets at least this much of the call
+//	channels.maxbytes 32M    # larger calls run on one channel (0: no bound)
+//	segment.min 256K
+//	segment.max 1M
 //
 // A job prices a slow host (Model.WithHandoff) before it reads its tuning
 // file, so the file's wake, poll.max and net.alpha win over the slow.*
@@ -192,6 +193,8 @@ func (m *Model) set(key, val string) error {
 		return count(&m.MaxChannels)
 	case "channels.minbytes":
 		return size(&m.MinChannelBytes)
+	case "channels.maxbytes":
+		return size(&m.MaxChannelCall)
 	case "segment.min":
 		err = size(&m.MinSegment)
 	case "segment.max":
