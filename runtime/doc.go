@@ -21,7 +21,18 @@
 //     ordered steps of sends, receives and reductions over regions of the
 //     caller's buffers and of scratch.
 //  4. The executor (package executor) runs the plan over links to the
-//     peers, segment by segment.
+//     peers, segment by segment (the selector's segment, at most a
+//     quarter of the shm ring). A call the selector gives several
+//     channels (AllReduce, Broadcast and Reduce only: their results are
+//     elementwise, so contiguous ranges of elements split them exactly)
+//     runs as that many plans at once, one per range, each over a link
+//     set of its own (its own shm rings and TCP sockets) with an executor
+//     of its own, on goroutines joined before the call returns
+//     (channels.go); a failure on any of them fails the call and shuts
+//     every channel's links. By default only calls of 16 to 32 MiB over
+//     TCP get two (docs/measurements.md#channels-where-they-win);
+//     HCCL_MIN_NCHANNELS and HCCL_MAX_NCHANNELS (or NCCL's spellings)
+//     bound the count, up to 16.
 //  5. The links come from an ordered table of transports (package
 //     transport; transports.go builds it): shared memory (transport/shmlink)
 //     for the peers on this server, then TCP (transport/tcplink); as in
@@ -73,6 +84,7 @@
 // Beyond the contract's (HCCL_ALGO, HCCL_DEBUG, HCCL_SOCKET_IFNAME,
 // HCCL_SHM_DISABLE, HCCL_BUFFSIZE, HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT),
 // env.go reads HCCL_TUNING_FILE (the selector's constants),
+// HCCL_MIN_NCHANNELS and HCCL_MAX_NCHANNELS (the channels' bounds),
 // HCCL_SHM_DIRECT (which collectives hand large payloads over in place;
 // unset, the calls a job makes again and again are timed in place and
 // through the rings, and go the faster: posttune.go),
