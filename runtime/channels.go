@@ -58,8 +58,13 @@ type channels struct {
 	mu   sync.Mutex
 	ch   [maxLinkSets]*channel // [0] stays nil: the Comm's own
 	shut bool
-	wg   sync.WaitGroup
-	errs [maxLinkSets]error // of the running call, by channel
+	// the running call's, for the channels' goroutines (runChannels)
+	wg    sync.WaitGroup
+	ctx   context.Context
+	ec    executor.Call
+	plans [maxLinkSets]*plan.Plan
+	bufs  [maxLinkSets]executor.Buffers
+	errs  [maxLinkSets]error
 }
 
 // cut fills sp with the channels of call a, which the selector gave nc
@@ -129,44 +134,54 @@ func (c *Comm) execConfig() executor.Config {
 	return executor.Config{SegmentBytes: segmentBytes(c.knobs.BuffSize, b.ringBytes), OnFailure: c.fail, Poll: b.poll}
 }
 
-// runChannels runs call a, cut as sp, on its channels at once.
+// runChannels runs call a, cut as sp, on its channels at once. What the
+// channels' goroutines read is kept in c.chans, not captured: a closure
+// over a would move every call's description to the heap, channelled or
+// not.
 func (c *Comm) runChannels(ctx context.Context, a *call, sp *split, ec executor.Call) error {
 	cs := &c.chans
-	bufs := func(i int) executor.Buffers {
-		es := a.dtype.Size()
+	cs.ctx, cs.ec = ctx, ec
+	es := a.dtype.Size()
+	for i := range sp.n {
 		from, to := sp.off[i]*es, sp.off[i+1]*es
-		b := executor.Buffers{Send: a.send[from:to]}
+		cs.bufs[i] = executor.Buffers{Send: a.send[from:to]}
 		if len(a.recv) > 0 { // a Reduce's recv is nil off the root
-			b.Recv = a.recv[from:to]
+			cs.bufs[i].Recv = a.recv[from:to]
 		}
-		return b
+		cs.plans[i] = sp.plans[i]
+		cs.errs[i] = nil
 	}
 	for i := 1; i < sp.n; i++ {
 		ch, err := c.channel(i)
 		if err != nil {
 			c.fail(err)
+			cs.wg.Wait()
 			return c.cur.failed.Load()
 		}
-		cs.errs[i] = nil
 		cs.wg.Add(1)
-		go func() {
-			defer cs.wg.Done()
-			if cs.errs[i] = ch.exec.Run(ctx, sp.plans[i], ec, bufs(i)); cs.errs[i] != nil {
-				c.fail(cs.errs[i])
-			}
-		}()
+		go c.runChannel(ch, i)
 	}
-	cs.errs[0] = c.exec.Run(ctx, sp.plans[0], ec, bufs(0))
-	if cs.errs[0] != nil {
+	if cs.errs[0] = c.exec.Run(ctx, sp.plans[0], ec, cs.bufs[0]); cs.errs[0] != nil {
 		c.fail(cs.errs[0])
 	}
 	cs.wg.Wait()
+	cs.ctx = nil
+	clear(cs.bufs[:sp.n]) // keep no caller's buffer
 	for i := range sp.n {
 		if cs.errs[i] != nil {
 			return cs.errs[i]
 		}
 	}
 	return nil
+}
+
+// runChannel runs channel i's share of the running call on ch.
+func (c *Comm) runChannel(ch *channel, i int) {
+	cs := &c.chans
+	defer cs.wg.Done()
+	if cs.errs[i] = ch.exec.Run(cs.ctx, cs.plans[i], cs.ec, cs.bufs[i]); cs.errs[i] != nil {
+		c.fail(cs.errs[i])
+	}
 }
 
 // shutLinks shuts the links of every channel, for an abort: blocked
