@@ -263,7 +263,7 @@ func (c *Comm) child(id uint32, members []int, rank, local, localSize int) (*Com
 		family:    family{id: id, shared: c.shared, stop: make(chan struct{})},
 	}
 	c.shared.hold()
-	k.exec = executor.New(rank, links, executor.Config{SegmentBytes: segmentBytes(c.knobs.BuffSize, board.ringBytes), OnFailure: k.fail, Poll: board.poll})
+	k.exec = executor.New(rank, links, k.execConfig())
 	go k.watchControl()
 	return k, nil
 }
