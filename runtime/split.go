@@ -93,11 +93,17 @@ const (
 	splitFields
 )
 
+// NoColor is the color of a rank that takes part in a Split but in none
+// of the communicators it makes, as NCCL's NCCL_SPLIT_NOCOLOR and MPI's
+// MPI_UNDEFINED: its Split returns nil and no error. Any negative color
+// does the same.
+const NoColor = -1
+
 // Split divides the communicator's ranks by color into new communicators,
 // as MPI_Comm_split and ncclCommSplit do: the ranks that pass the same
 // color make one child, in which they are numbered by key, ties broken by
-// their rank in c. A negative color leaves the rank out: Split returns
-// nil, nil there (NCCL's NCCL_SPLIT_NOCOLOR, MPI's MPI_UNDEFINED).
+// their rank in c. A negative color (NoColor) leaves the rank out: Split
+// returns nil, nil there.
 //
 // Split is a collective on c: every rank of c calls it, in the same order
 // as c's other collectives (it makes one AllGather of every rank's color
