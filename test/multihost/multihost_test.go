@@ -147,16 +147,23 @@ func TestSixRanksThreeHosts(t *testing.T) {
 			}
 		}
 	})
-	t.Run("split", func(t *testing.T) {
-		// A 2x3 grid: rows span two hosts, columns two (ranks r and r+3).
-		out := mustRun(t, b, append(hostArgs(e, hf), filepath.Join(b, "collcheck"), "-split", "3")...)
-		for r := range 6 {
-			want := fmt.Sprintf("rank %d split ok row=%d/3 col=%d/2", r, r%3, r/3)
-			if !strings.Contains(out, want) {
-				t.Errorf("output lacks %q:\n%s", want, out)
+	for _, tr := range []struct{ name, env string }{{"split", ""}, {"split over tcp", "HCCL_SHM_DISABLE=1"}} {
+		t.Run(tr.name, func(t *testing.T) {
+			// A 2x3 grid: rows span two hosts, columns two (ranks r and
+			// r+3); over TCP the ranks of a host talk TCP too.
+			args := hostArgs(e, hf)
+			if tr.env != "" {
+				args = append(args, "-x", tr.env)
 			}
-		}
-	})
+			out := mustRun(t, b, append(args, filepath.Join(b, "collcheck"), "-split", "3")...)
+			for r := range 6 {
+				want := fmt.Sprintf("rank %d split ok row=%d/3 col=%d/2", r, r%3, r/3)
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
 	t.Run("ssh-port and -H", func(t *testing.T) {
 		if e.AltPort == 0 {
 			t.Skip("the harness has no second ssh port")

@@ -1,5 +1,6 @@
 // Command collcheck is the collective check of the multi-host tests: every
-// rank joins the job, runs each collective of the runtime on integer data
+// rank joins the job, runs each collective of the runtime (and a ring of
+// Send and Recv) on integer data
 // whose sums are exact in float32 and int64, compares the result with what
 // it must be, and prints "rank R/N ok host=H" (or "rank R: FAIL ..." and
 // exits 1). With -init-stamp it first prints "rank R init-done UNIXNANO",
@@ -132,6 +133,29 @@ func check(ctx context.Context, c *hccl.Comm, n int) error {
 	if mx[0] != int64((size-1)*7) || mx[1] != 0 {
 		return fmt.Errorf("allreduce max = %v", mx)
 	}
+	// Reduce (sum, int64) to every root in turn.
+	for root := range size {
+		in := make([]int64, n)
+		for i := range in {
+			in[i] = int64(val(r, i))
+		}
+		var out []int64
+		if r == root {
+			out = make([]int64, n)
+		}
+		if err := hccl.Reduce(ctx, c, in, out, hccl.Sum, root); err != nil {
+			return fmt.Errorf("reduce to %d: %w", root, err)
+		}
+		for i, v := range out {
+			want := int64(0)
+			for q := range size {
+				want += int64(val(q, i))
+			}
+			if v != want {
+				return fmt.Errorf("reduce to %d [%d] = %d, want %d", root, i, v, want)
+			}
+		}
+	}
 	// Broadcast from the last rank.
 	bc := make([]int32, n)
 	if r == size-1 {
@@ -225,6 +249,33 @@ func check(ctx context.Context, c *hccl.Comm, n int) error {
 	}
 	if !slices.Equal(vr, want) {
 		return fmt.Errorf("alltoallv = %v, want %v", vr, want)
+	}
+	// Send and Recv around the ring: even ranks send first, odd ones
+	// receive first (a Comm runs one call at a time), so rank 1 breaks
+	// the cycle of waits.
+	if size > 1 {
+		next, prev := (r+1)%size, (r+size-1)%size
+		out, in := make([]int32, n), make([]int32, n)
+		for i := range out {
+			out[i] = int32(r*100000 + i)
+		}
+		steps := []func() error{
+			func() error { return hccl.Send(ctx, c, out, next) },
+			func() error { return hccl.Recv(ctx, c, in, prev) },
+		}
+		if r%2 == 1 {
+			steps[0], steps[1] = steps[1], steps[0]
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return fmt.Errorf("send/recv: %w", err)
+			}
+		}
+		for i, v := range in {
+			if v != int32(prev*100000+i) {
+				return fmt.Errorf("recv from %d [%d] = %d", prev, i, v)
+			}
+		}
 	}
 	return c.Barrier(ctx)
 }
