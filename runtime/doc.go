@@ -129,7 +129,7 @@
 // Comm.Split(ctx, color, key) divides a communicator's ranks as
 // ncclCommSplit and MPI_Comm_split do (split.go): the ranks of one color
 // make a child numbered by key, ties broken by their rank in the parent;
-// a negative color opts out (Split returns nil, nil). Split is a
+// a negative color (NoColor) opts out (Split returns nil, nil). Split is a
 // collective on the parent, one AllGather of every rank's color and key,
 // so every rank calls it in the same order as the parent's other calls.
 // A child has its own numbering (Rank, Size, LocalRank, LocalSize,
