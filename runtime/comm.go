@@ -15,6 +15,7 @@ import (
 	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/netio/control"
 	"github.com/hcclrun/hcclrun/runtime/executor"
+	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
 	"github.com/hcclrun/hcclrun/runtime/topo"
 	"github.com/hcclrun/hcclrun/runtime/transport/shmlink"
@@ -45,8 +46,8 @@ type Comm struct {
 	ctl   controlPlane
 	links *linkSet
 
-	sel       *selector.Selector
-	perServer int // ranks per server for hierarchical algorithms; 0: one server
+	sel    *selector.Selector
+	layout *plan.Layout // the job's servers (layout.go); nil: one
 	// the selector's last answer (select.go), under mu
 	lastChoice struct {
 		call   selector.Call
@@ -105,9 +106,20 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 	}
-	per := tf.perServer
-	if job.RanksPerServer > 0 {
-		per = job.RanksPerServer
+	layout, known := tf.layout, tf.fromTable || job.Size == 1
+	switch {
+	case job.Servers != nil:
+		if len(job.Servers) != job.Size {
+			err = fmt.Errorf("Job.Servers names the servers of %d ranks, the job has %d", len(job.Servers), job.Size)
+		} else {
+			layout, err = plan.NewLayout(job.Servers)
+		}
+		if err != nil {
+			return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
+		}
+		known = true
+	case job.RanksPerServer > 0:
+		layout, known = plan.EvenLayout(job.Size, job.RanksPerServer), true
 	}
 	fail := func(err error) error {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -151,9 +163,17 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	sel = sel.WithSegmentLimit(segmentLimit(knobs, board.ringBytes))
 	warm := job.Size > 1 && !board.lazyRings // warmup.go
+	if !known && job.Rank == 0 {
+		if layout, err = publishLayout(ctx, links, job.Size, ctl); err != nil {
+			links.close()
+			ctl.Close()
+			return nil, fail(err)
+		}
+		known = true
+	}
 	var warming sync.WaitGroup
-	if warm {
-		warming.Go(func() { warmUp(sel, job.Rank, job.Size, per) }) // while this rank waits for the others
+	if warm && known {
+		warming.Go(func() { warmUp(sel, job.Rank, job.Size, layout) }) // while this rank waits for the others
 	}
 	err = ctl.Barrier(ctx, "init")
 	warming.Wait()
@@ -162,8 +182,18 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		ctl.Close()
 		return nil, fail(fmt.Errorf("wait for every rank to join: %w", err))
 	}
+	if !known {
+		if layout, err = fetchLayout(ctx, ctl, job.Size); err != nil {
+			links.close()
+			ctl.Close()
+			return nil, fail(err)
+		}
+	}
+	if job.Rank == 0 {
+		log.Info("servers", "servers", layout.Servers(), "ranks", layout.String())
+	}
 	c := &Comm{
-		job: job, knobs: knobs, log: log, ctl: ctl, links: links, sel: sel, perServer: per,
+		job: job, knobs: knobs, log: log, ctl: ctl, links: links, sel: sel, layout: layout,
 		p2pSeq:    make(map[int]uint64),
 		watchDone: make(chan struct{}),
 		family:    newFamily(ctl),

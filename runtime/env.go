@@ -26,9 +26,15 @@ type Job struct {
 	Key                  []byte // per-job secret (HCCL_JOB_KEY)
 	RankTableFile        string // may be empty
 	// RanksPerServer says that servers hold this many consecutive ranks
-	// each, for the hierarchical algorithms; 0 reads it from the rank
-	// table (or, without one, treats the job as one server).
+	// each, for the hierarchical algorithms; 0 reads the servers from the
+	// rank table or, without one, from the hosts the ranks are on
+	// (layout.go).
 	RanksPerServer int
+	// Servers, when set, is the server of each rank (any labels, equal
+	// for ranks of one server), overriding RanksPerServer and the table:
+	// for tests whose ranks claim servers of different sizes. Every rank
+	// must be given the same.
+	Servers []int
 }
 
 // tunables are the runtime's knobs: HCCL_ALGO, HCCL_BUFFSIZE, ... and the

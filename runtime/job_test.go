@@ -51,6 +51,16 @@ func newJobPerServer(t testing.TB, n, perServer int, opts ...hccl.Option) *testJ
 
 // newJobWithID starts a job with the given job id ("" makes a unique one).
 func newJobWithID(t testing.TB, n, perServer int, jobID string, opts ...hccl.Option) *testJob {
+	return newJobOn(t, n, perServer, nil, jobID, opts...)
+}
+
+// newJobServers starts a job whose ranks claim the servers labels names
+// (hccl.Job.Servers): uneven or not contiguous, in this one process.
+func newJobServers(t testing.TB, labels []int, opts ...hccl.Option) *testJob {
+	return newJobOn(t, len(labels), 0, labels, "", opts...)
+}
+
+func newJobOn(t testing.TB, n, perServer int, labels []int, jobID string, opts ...hccl.Option) *testJob {
 	key, err := wire.NewKey()
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +96,7 @@ func newJobWithID(t testing.TB, n, perServer int, jobID string, opts ...hccl.Opt
 		go func() {
 			defer wg.Done()
 			o := append([]hccl.Option{
-				hccl.WithJob(hccl.Job{Rank: r, Size: n, ControlAddr: srv.Addr(), JobID: jobID, Key: key, RanksPerServer: perServer}),
+				hccl.WithJob(hccl.Job{Rank: r, Size: n, ControlAddr: srv.Addr(), JobID: jobID, Key: key, RanksPerServer: perServer, Servers: labels}),
 				hccl.WithLogger(quietLogger()),
 			}, opts...)
 			j.comms[r], errs[r] = hccl.Init(initCtx, o...)

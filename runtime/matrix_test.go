@@ -261,17 +261,18 @@ func TestForcedAlgorithms(t *testing.T) {
 		for _, c := range served.Colls() {
 			spec = append(spec, strings.ToLower(c.String())+":"+a.Name())
 		}
-		// hier needs servers: ranks of this process claim to sit two or
-		// three to a server.
-		sizes, perServer := []int{3, 4, 5}, map[int]int{}
+		// hier needs servers: ranks of this process claim to sit on them,
+		// two or three to a server, or 2+1, or 3+2+1 not contiguous.
+		layouts := [][]int{make([]int, 3), make([]int, 4), make([]int, 5)}
 		if a.Name() == "hier" {
-			sizes, perServer = []int{4, 6}, map[int]int{4: 2, 6: 3}
+			layouts = [][]int{{0, 0, 1, 1}, {0, 0, 0, 1, 1, 1}, {0, 0, 1}, {0, 1, 2, 0, 1, 0}}
 		}
 		for _, tr := range []string{"shm", "tcp"} {
-			for _, n := range sizes {
-				t.Run(fmt.Sprintf("%s/%s/np%d", a.Name(), tr, n), func(t *testing.T) {
+			for _, labels := range layouts {
+				n := len(labels)
+				t.Run(fmt.Sprintf("%s/%s/np%d/%v", a.Name(), tr, n, labels), func(t *testing.T) {
 					opts := []hccl.Option{hccl.WithAlgo(strings.Join(spec, ";")), hccl.WithShmDisabled(tr == "tcp")}
-					j := newJobPerServer(t, n, perServer[n], opts...)
+					j := newJobServers(t, labels, opts...)
 					j.t = t
 					runMatrixOn(t, j, types, []int{0, 1, 7, 1000})
 				})

@@ -105,7 +105,7 @@ func scratchLimit(knobs tunables, elemSize int) int {
 // last call leaves out, repeat.go) but whose size the selector sees alike
 // skips the selector's locked, hashed cache.
 func (c *Comm) chooseAlgorithm(req *plan.Request, elemSize int) (selector.Choice, error) {
-	req.PerServer = c.perServer
+	req.Layout = c.layout
 	req.ScratchLimit = scratchLimit(c.knobs, elemSize)
 	call := selector.CallFor(*req, elemSize)
 	if c.warming {

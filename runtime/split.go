@@ -263,7 +263,7 @@ func (c *Comm) child(id uint32, members []int, rank, local, localSize int) (*Com
 	c.mu.Unlock()
 	k := &Comm{
 		job: job, knobs: c.knobs, log: log, ctl: c.ctl, links: links, sel: sel,
-		perServer: subServers(c.perServer, members),
+		layout:    c.layout.Sub(members),
 		p2pSeq:    make(map[int]uint64),
 		watchDone: make(chan struct{}),
 		family:    family{id: id, shared: c.shared, stop: make(chan struct{})},
@@ -272,42 +272,6 @@ func (c *Comm) child(id uint32, members []int, rank, local, localSize int) (*Com
 	k.exec = executor.New(rank, links, k.execConfig())
 	go k.watchControl()
 	return k, nil
-}
-
-// subServers is the server layout of a child whose ranks are members
-// (ranks of the parent, in the child's order) when the parent's servers
-// hold per consecutive ranks each (0: one server): the parent's layout
-// restricted to the members. The child keeps a layout when its ranks of
-// each server are consecutive in its order and every server holds as
-// many of them; otherwise, and on one server, it is 0 (one server), which
-// the flat algorithms serve correctly.
-func subServers(per int, members []int) int {
-	if per <= 0 {
-		return 0
-	}
-	var sizes []int
-	seen := map[int]bool{}
-	last := -1
-	for _, r := range members {
-		s := r / per
-		if s != last {
-			if seen[s] {
-				return 0 // a server's ranks are not consecutive in the child
-			}
-			seen[s], last = true, s
-			sizes = append(sizes, 0)
-		}
-		sizes[len(sizes)-1]++
-	}
-	if len(sizes) < 2 {
-		return 0
-	}
-	for _, n := range sizes[1:] {
-		if n != sizes[0] {
-			return 0
-		}
-	}
-	return sizes[0]
 }
 
 // brokenNow is the communicator's failure, if any, including an abort

@@ -1,24 +1,30 @@
 package runtime
 
-import "testing"
+import (
+	"testing"
 
-func TestSubServers(t *testing.T) {
+	"github.com/hcclrun/hcclrun/runtime/plan"
+)
+
+// TestSubLayout: a child keeps its ranks' servers, whatever their sizes
+// and order (the parent's layout restricted to the members).
+func TestSubLayout(t *testing.T) {
 	for _, tt := range []struct {
 		per     int
 		members []int
-		want    int
+		want    string
 	}{
-		{0, []int{0, 1, 2}, 0},
-		{3, []int{0, 3}, 1},       // a column of a 2x3 grid on servers of 3
-		{3, []int{3, 0}, 1},       // reversed
-		{3, []int{0, 1, 2}, 0},    // one server
-		{2, []int{0, 1, 4, 5}, 2}, // two of three servers
-		{2, []int{0, 4, 1, 5}, 0}, // a server's ranks apart
-		{2, []int{0, 1, 2}, 0},    // 2 and 1
-		{4, []int{1, 2, 5, 6, 9, 10}, 2},
+		{0, []int{0, 1, 2}, "1 server"},
+		{3, []int{0, 3}, "1+1"},         // a column of a 2x3 grid on servers of 3
+		{3, []int{3, 0}, "1+1"},         // reversed
+		{3, []int{0, 1, 2}, "1 server"}, // one server
+		{2, []int{0, 1, 4, 5}, "2+2"},   // two of three servers
+		{2, []int{0, 4, 1, 5}, "2+2 [0 2] [1 3]"},
+		{2, []int{0, 1, 2}, "2+1"},
+		{4, []int{1, 2, 5, 6, 9, 10}, "2+2+2"},
 	} {
-		if got := subServers(tt.per, tt.members); got != tt.want {
-			t.Errorf("subServers(%d, %v) = %d, want %d", tt.per, tt.members, got, tt.want)
+		if got := plan.EvenLayout(12, tt.per).Sub(tt.members).String(); got != tt.want {
+			t.Errorf("servers of %d, members %v: child layout %s, want %s", tt.per, tt.members, got, tt.want)
 		}
 	}
 }

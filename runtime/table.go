@@ -5,15 +5,17 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/ranktable"
+	"github.com/hcclrun/hcclrun/runtime/plan"
 )
 
 // tableFacts is what the rank table tells a rank beyond its identity.
 // Every rank reads the same table, so all agree on it.
 type tableFacts struct {
-	// perServer is how many ranks each server holds, which the
-	// hierarchical algorithms need; 0 (treat the job as one server)
-	// without a table, or when servers hold different numbers of ranks.
-	perServer int
+	// layout is the table's servers, of contiguous ranks in table
+	// order (layout.go); nil for one server. fromTable says a table was
+	// read: without one the ranks agree on a layout from their facts.
+	layout    *plan.Layout
+	fromTable bool
 	// serverCPUs is how many CPUs the ranks of this rank's server are
 	// bound to together (the union of their cpu_lists), 0 when the table
 	// does not bind every one of them: whether each has a core to spin on
@@ -37,17 +39,13 @@ func readTableFacts(tableFile string, size, rank int) (tableFacts, error) {
 	if t.Size() != size {
 		return tableFacts{}, fmt.Errorf("HCCL_RANK_TABLE_FILE %s lists %d ranks, HCCL_WORLD_SIZE is %d", tableFile, t.Size(), size)
 	}
-	f := tableFacts{handoff: t.Handoff()}
+	f := tableFacts{handoff: t.Handoff(), fromTable: true}
 	servers := t.Servers()
-	if len(servers) >= 2 {
-		f.perServer = servers[0].Size()
-		for _, s := range servers[1:] {
-			if s.Size() != f.perServer {
-				f.perServer = 0
-				break
-			}
-		}
+	sizes := make([]int, len(servers))
+	for i := range servers {
+		sizes[i] = servers[i].Size()
 	}
+	f.layout = plan.SizesLayout(sizes...)
 	if loc, err := t.Locate(rank); err == nil {
 		f.serverCPUs = boundCPUs(servers[loc.Node].Devices)
 	}

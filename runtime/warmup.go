@@ -68,12 +68,12 @@ var warmColls = [...]plan.Coll{plan.Barrier, plan.AllReduce, plan.Broadcast, pla
 	plan.AllGather, plan.ReduceScatter, plan.AlltoAll}
 
 // warmUp prices and builds the plans of warmColls at warmShapes for rank
-// of size ranks, perServer of them to a server, and runs the float sum
+// of size ranks on the servers of layout, and runs the float sum
 // kernels once. Errors are ignored: the real call reports its own.
-func warmUp(sel *selector.Selector, rank, size, perServer int) {
+func warmUp(sel *selector.Selector, rank, size int, layout *plan.Layout) {
 	for _, coll := range warmColls {
 		for _, n := range warmShapes {
-			req := plan.Request{Coll: coll, Count: n, Rank: rank, Size: size, PerServer: perServer}
+			req := plan.Request{Coll: coll, Count: n, Rank: rank, Size: size, Layout: layout}
 			if coll == plan.Barrier {
 				req.Count = 0
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -32,6 +33,7 @@ the chosen algorithm step by step.`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Value: 2, Usage: "number of ranks"},
 			&cli.IntFlag{Name: "servers", Value: 1, Usage: "number of servers (ranks spread evenly, contiguously)"},
+			&cli.StringFlag{Name: "layout", Usage: "ranks of each server, contiguous, e.g. 3+2+1 (sets --np and --servers)"},
 			&cli.StringFlag{Name: "op", Aliases: []string{"o"}, Value: "allreduce", Usage: "collective: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, alltoallv, barrier"},
 			&cli.StringFlag{Name: "bytes", Aliases: []string{"b"}, Value: "1M", Usage: "message size as the selector counts it (e.g. 8, 64K, 1M)"},
 			&cli.StringFlag{Name: "algo", Usage: "algorithm policy in HCCL_ALGO's grammar (default: $HCCL_ALGO)"},
@@ -61,17 +63,33 @@ the chosen algorithm step by step.`,
 				}
 			}
 			np, servers := c.Int("np"), c.Int("servers")
+			var sizes []int
+			if c.IsSet("layout") {
+				if sizes, err = parseLayout(c.String("layout")); err != nil {
+					return launcher.Usagef("plan: --layout: %v", err)
+				}
+				np, servers = 0, len(sizes)
+				for _, k := range sizes {
+					np += k
+				}
+			}
 			if np < 1 || np > selector.MaxRanks || servers < 1 || servers > np {
 				return launcher.Usagef("plan: want 1 <= --servers <= --np <= %d", selector.MaxRanks)
 			}
-			call := selector.Call{Coll: coll, Bytes: bytes, Topo: selector.Topo{Ranks: np, Servers: servers}}
+			if sizes == nil {
+				for g := range servers { // as even as possible, the larger first
+					sizes = append(sizes, np/servers+min(1, max(0, np%servers-g)))
+				}
+			}
+			layout := plan.SizesLayout(sizes...)
+			call := selector.Call{Coll: coll, Bytes: bytes, Topo: selector.TopoOf(np, layout)}
 			table := selector.Predict(model, policy, call)
 			fmt.Fprint(c.App.Writer, table.String())
 			if _, err := table.Chosen(); err != nil {
 				return err // the table says why; the exit status says it too
 			}
 			if r := c.Int("rank"); r >= 0 {
-				return printPlan(c, table, coll, np, servers, bytes, r)
+				return printPlan(c, table, coll, np, layout, bytes, r)
 			}
 			return nil
 		},
@@ -80,7 +98,7 @@ the chosen algorithm step by step.`,
 
 // printPlan prints rank r's plan of the chosen algorithm, for 4-byte
 // elements.
-func printPlan(c *cli.Context, table *selector.Table, coll plan.Coll, np, servers int, bytes int64, r int) error {
+func printPlan(c *cli.Context, table *selector.Table, coll plan.Coll, np int, layout *plan.Layout, bytes int64, r int) error {
 	if r >= np {
 		return launcher.Usagef("plan: --rank %d is not below --np %d", r, np)
 	}
@@ -90,7 +108,7 @@ func printPlan(c *cli.Context, table *selector.Table, coll plan.Coll, np, server
 	}
 	a, _ := algo.Lookup(chosen.Algo)
 	elems := int(bytes / 4)
-	req := plan.Request{Coll: coll, Rank: r, Size: np, Count: elems}
+	req := plan.Request{Coll: coll, Rank: r, Size: np, Count: elems, Layout: layout}
 	switch coll {
 	case plan.AllGather, plan.ReduceScatter, plan.AlltoAll:
 		req.Count = elems / np
@@ -104,13 +122,26 @@ func printPlan(c *cli.Context, table *selector.Table, coll plan.Coll, np, server
 	case plan.Barrier:
 		req.Count = 0
 	}
-	if servers > 1 && np%servers == 0 {
-		req.PerServer = np / servers
-	}
 	p, err := a.Build(req)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "\n%s", strings.TrimRight(p.String(), "\n")+"\n")
 	return nil
+}
+
+// parseLayout parses --layout: server sizes joined by "+", each at least 1.
+func parseLayout(s string) ([]int, error) {
+	var sizes []int
+	for _, f := range strings.Split(s, "+") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("%q: want server sizes of at least 1 joined by +, e.g. 3+2+1", s)
+		}
+		sizes = append(sizes, k)
+		if len(sizes) > selector.MaxRanks {
+			return nil, fmt.Errorf("more than %d servers", selector.MaxRanks)
+		}
+	}
+	return sizes, nil
 }

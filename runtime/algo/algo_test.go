@@ -39,30 +39,74 @@ func inPlaceAllowed(c plan.Coll) bool {
 	return c != plan.AlltoAll && c != plan.AlltoAllV && c != plan.Barrier
 }
 
-// hierTopos are the (ranks, ranks per server) pairs the hierarchical
-// algorithms are simulated at.
+// hierTopos are the (ranks, ranks per server) pairs of even, contiguous
+// servers the hierarchical algorithms are simulated at.
 var hierTopos = [][2]int{{4, 2}, {6, 2}, {6, 3}, {8, 2}, {8, 4}, {9, 3}, {10, 5}, {12, 3}, {12, 4}, {15, 5}, {16, 4}, {16, 8}, {32, 8}, {64, 8}, {100, 10}}
+
+// hierUneven are the servers' sizes of uneven, contiguous layouts.
+var hierUneven = [][]int{{2, 1}, {1, 2}, {3, 2, 1}, {1, 2, 3}, {2, 1, 2}, {1, 1, 2}, {4, 1}, {1, 4}, {3, 5}, {5, 3, 3}, {2, 2, 2, 1}, {1, 3, 1, 3, 2}, {7, 1, 1}, {8, 5, 3}, {13, 4, 1, 2}, {20, 20, 24}}
+
+// hierScattered are layouts whose servers' ranks are not contiguous: the
+// server label of each rank (round robin as mpirun --map-by node numbers
+// them, and worse), even ones among them.
+var hierScattered = [][]int{
+	{0, 1, 0},
+	{0, 1, 0, 1},
+	{0, 1, 2, 0, 1, 0},
+	{0, 1, 2, 0, 1, 2},
+	{1, 0, 0, 1, 1},
+	{2, 0, 1, 1, 0, 2, 2, 1},
+	{0, 1, 1, 0, 2, 2, 2, 0, 1, 0, 3},
+	{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3},
+	{0, 0, 1, 2, 1, 2, 0, 0, 1, 2, 3, 3, 3, 0},
+}
+
+// hierLayouts are all of the above as layouts.
+func hierLayouts() []*plan.Layout {
+	var ls []*plan.Layout
+	for _, t := range hierTopos {
+		ls = append(ls, plan.EvenLayout(t[0], t[1]))
+	}
+	for _, sizes := range hierUneven {
+		ls = append(ls, plan.SizesLayout(sizes...))
+	}
+	for _, labels := range hierScattered {
+		l, err := plan.NewLayout(labels)
+		if err != nil {
+			panic(err)
+		}
+		ls = append(ls, l)
+	}
+	return ls
+}
 
 // matrix lists every case for algorithm a and collective coll.
 func matrix(a plan.Algorithm, coll plan.Coll) []simCase {
 	var cases []simCase
-	type topo struct{ n, perServer int }
+	type topo struct {
+		n      int
+		layout *plan.Layout
+	}
 	var topos []topo
-	if _, ok := a.(Hier); ok {
-		for _, t := range hierTopos {
-			topos = append(topos, topo{t[0], t[1]})
+	_, hier := a.(Hier)
+	if hier {
+		for _, l := range hierLayouts() {
+			topos = append(topos, topo{l.Ranks(), l})
 		}
 	} else {
 		for _, n := range matrixSizes {
 			if testing.Short() && n > 32 {
 				continue // -short: the large jobs cost most of the time
 			}
-			topos = append(topos, topo{n, 0})
+			topos = append(topos, topo{n, nil})
 		}
 	}
 	for _, tp := range topos {
 		n := tp.n
 		counts := matrixCounts(n)
+		if hier && n <= 17 {
+			counts = append(counts, 1031) // large and odd: every chunk and bundle long
+		}
 		if coll == plan.Barrier {
 			counts = []int{0}
 		}
@@ -92,7 +136,7 @@ func matrix(a plan.Algorithm, coll plan.Coll) []simCase {
 			for _, root := range roots {
 				for _, ip := range ips {
 					for _, op := range ops {
-						c := simCase{alg: a, coll: coll, n: n, count: count, root: root, inPlace: ip, op: op, perServer: tp.perServer}
+						c := simCase{alg: a, coll: coll, n: n, count: count, root: root, inPlace: ip, op: op, servers: tp.layout}
 						cases = append(cases, c)
 						if _, ok := a.(PAT); ok && count > 1 {
 							// Room for pieces of two elements: pipelined trees.
@@ -166,11 +210,11 @@ func TestRounds(t *testing.T) {
 		{simCase{alg: PAT{}, coll: plan.AllGather, n: 100, count: 2, op: "sum"}, 7},
 		{simCase{alg: PAT{}, coll: plan.ReduceScatter, n: 100, count: 2, op: "sum"}, 7},
 		{simCase{alg: PAT{}, coll: plan.ReduceScatter, n: 16, count: 2, op: "sum"}, 4},
-		{simCase{alg: Hier{}, coll: plan.AllReduce, n: 32, perServer: 8, count: 64, op: "sum"}, 7 + 4 + 7},
+		{simCase{alg: Hier{}, coll: plan.AllReduce, n: 32, servers: plan.EvenLayout(32, 8), count: 64, op: "sum"}, 7 + 4 + 7},
 		// 8 pieces of 8 elements pipelined: 3 rounds + 7 steps of delay.
 		{simCase{alg: PAT{}, coll: plan.AllGather, n: 8, count: 64, op: "sum", scratchLimit: 4 * 8 * 8}, 3 + 7},
 		{simCase{alg: PAT{}, coll: plan.ReduceScatter, n: 8, count: 64, op: "sum", scratchLimit: 4 * 8 * 8}, 3 + 7},
-		{simCase{alg: Hier{}, coll: plan.Broadcast, n: 32, perServer: 8, count: 64, root: 13, op: "sum"}, 2 + 3},
+		{simCase{alg: Hier{}, coll: plan.Broadcast, n: 32, servers: plan.EvenLayout(32, 8), count: 64, root: 13, op: "sum"}, 2 + 3},
 	}
 	for _, tt := range tests {
 		res, err := tt.c.run()
@@ -223,8 +267,11 @@ func TestBuildRejects(t *testing.T) {
 		{"bad root", Tree{}, plan.Request{Coll: plan.Broadcast, Size: 4, Count: 4, Root: 4}, ErrInvalid},
 		{"pat scratch limit too small", PAT{}, plan.Request{Coll: plan.AllGather, Size: 8, Count: 64, ScratchLimit: 31}, ErrUnsupported},
 		{"hier without servers", Hier{}, plan.Request{Coll: plan.AllReduce, Size: 8, Count: 64}, ErrUnsupported},
-		{"mesh across servers", Mesh{}, plan.Request{Coll: plan.AllReduce, Size: 8, Count: 64, PerServer: 4}, ErrUnsupported},
-		{"oneshot across servers", OneShot{}, plan.Request{Coll: plan.AllReduce, Size: 8, Count: 64, PerServer: 4}, ErrUnsupported},
+		{"hier at one rank per server", Hier{}, plan.Request{Coll: plan.AllReduce, Size: 3, Count: 64, Layout: plan.SizesLayout(1, 1, 1)}, ErrUnsupported},
+		{"layout of other ranks", Hier{}, plan.Request{Coll: plan.AllReduce, Size: 4, Count: 64, Layout: plan.SizesLayout(2, 1)}, ErrInvalid},
+		{"mesh across uneven servers", Mesh{}, plan.Request{Coll: plan.Broadcast, Size: 3, Count: 64, Layout: plan.SizesLayout(2, 1)}, ErrUnsupported},
+		{"mesh across servers", Mesh{}, plan.Request{Coll: plan.AllReduce, Size: 8, Count: 64, Layout: plan.EvenLayout(8, 4)}, ErrUnsupported},
+		{"oneshot across servers", OneShot{}, plan.Request{Coll: plan.AllReduce, Size: 8, Count: 64, Layout: plan.EvenLayout(8, 4)}, ErrUnsupported},
 		{"short counts", Pairwise{}, plan.Request{Coll: plan.AlltoAllV, Size: 2, SendCounts: []int{1}}, ErrInvalid},
 		{"overlapping receive blocks", Pairwise{}, plan.Request{Coll: plan.AlltoAllV, Size: 2,
 			SendCounts: []int{1, 1}, SendDispls: []int{0, 1}, RecvCounts: []int{2, 2}, RecvDispls: []int{0, 1}}, ErrInvalid},
@@ -279,7 +326,7 @@ func TestGolden(t *testing.T) {
 			return plan.Request{Coll: plan.AllReduce, Rank: r, Size: 5, Count: 9}
 		}, 5},
 		{"hier_allreduce_n4_k2", Hier{}, func(r int) plan.Request {
-			return plan.Request{Coll: plan.AllReduce, Rank: r, Size: 4, Count: 8, PerServer: 2}
+			return plan.Request{Coll: plan.AllReduce, Rank: r, Size: 4, Count: 8, Layout: plan.EvenLayout(4, 2)}
 		}, 4},
 		{"pat_allgather_n5", PAT{}, func(r int) plan.Request {
 			return plan.Request{Coll: plan.AllGather, Rank: r, Size: 5, Count: 2}
@@ -373,7 +420,7 @@ func BenchmarkBuild(b *testing.B) {
 		{RHD{}, plan.Request{Coll: plan.AllReduce, Rank: 3, Size: 100, Count: 1 << 20}},
 		{Pairwise{}, plan.Request{Coll: plan.AlltoAll, Rank: 3, Size: 64, Count: 1024}},
 		{PAT{}, plan.Request{Coll: plan.AllGather, Rank: 3, Size: 1000, Count: 1024}},
-		{Hier{}, plan.Request{Coll: plan.AllReduce, Rank: 3, Size: 64, Count: 1 << 20, PerServer: 8}},
+		{Hier{}, plan.Request{Coll: plan.AllReduce, Rank: 3, Size: 64, Count: 1 << 20, Layout: plan.EvenLayout(64, 8)}},
 	} {
 		b.Run(bc.a.Name()+"/"+bc.req.Coll.String(), func(b *testing.B) {
 			b.ReportAllocs()

@@ -14,7 +14,8 @@
 //	oneshot        AllReduce in one network step (one server, small messages)
 //	pat            AllGather, ReduceScatter (log2 n steps, any n)
 //	hier           AllReduce, AllGather, ReduceScatter, Broadcast, Reduce
-//	               (two levels; needs Request.PerServer)
+//	               (two levels; needs a Request.Layout of several servers,
+//	               of any sizes)
 //
 // Words used throughout:
 //   - chunk: one rank's share of a buffer, count split into Size parts as

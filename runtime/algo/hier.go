@@ -1,12 +1,14 @@
 package algo
 
-// Hier: hierarchical collectives for jobs on several servers with K ranks
-// each (Request.PerServer), ranks of a server contiguous. Rank r is local
-// rank l = r mod K of server g = r / K. The "column" of l is the s = n/K
-// ranks with local rank l, one per server. Network traffic then only flows
-// within columns: each rank carries 1/K of what the busiest rank of a flat
-// ring sends between servers, and the cross-server phases take
-// O(log s) latencies instead of O(n).
+// Hier: hierarchical collectives for jobs on several servers
+// (Request.Layout). Rank r is local rank l (its index among its server's
+// ranks, which need not be contiguous) of server g. Two designs:
+//
+// Columns, when every server holds the same number K >= 2 of ranks: the
+// "column" of l is the s = n/K ranks of local rank l, one per server.
+// Network traffic then only flows within columns: each rank carries 1/K of
+// what the busiest rank of a flat ring sends between servers, and the
+// cross-server phases take O(log s) latencies instead of O(n).
 //
 // AllReduce, 2 servers x 2 ranks (ranks 0 1 | 2 3), chunks a b:
 //
@@ -17,18 +19,37 @@ package algo
 //	3. ring all-gather within each server (K-1 steps).
 //
 // AllGather: (1) RHD AllGather within the column, into scratch laid out
-// column by column (column l' holds the blocks of ranks g'*K+l' for every
-// server g'); (2) ring AllGather of whole columns within the server, in
-// place in that scratch; (3) one local step copying every block to its
-// rank's place in the receive buffer. ReduceScatter is the mirror: copy the
-// send buffer into scratch column by column, ring ReduceScatter of columns
+// column by column (column l' holds the blocks of the l'-th ranks of every
+// server); (2) ring AllGather of whole columns within the server, in place
+// in that scratch; (3) one local step copying every block to its rank's
+// place in the receive buffer. ReduceScatter is the mirror: copy the send
+// buffer into scratch column by column, ring ReduceScatter of columns
 // within the server (in place), RHD ReduceScatter of the own column within
 // the column of ranks.
 //
-// Broadcast: binomial tree among the root's column (the root's local rank
-// on every server), then a binomial tree within each server from that
-// rank. Reduce: the same backwards, partial results of the column ranks
-// other than the root living in scratch.
+// Leaders, when servers differ in size (3+2+1 ranks: columns would not
+// line up): each server's lowest rank leads it. AllReduce, servers {0 3 5}
+// {1 4} {2}: (1) binomial Reduce within each server to its leader (0, 1,
+// 2); (2) RHD AllReduce among the leaders; (3) binomial Broadcast within
+// each server from its leader. AllGather: (1) every rank sends its block
+// to its leader, which lays its server's blocks out in scratch padded to
+// the largest server's K blocks; (2) RHD AllGather of those K-block
+// bundles among the leaders; (3) each leader copies the blocks to their
+// ranks' places in the receive buffer and broadcasts the whole of it
+// (binomial) within its server. ReduceScatter: (1) binomial Reduce of the
+// whole send buffer within each server to its leader; (2) the leader lays
+// the result out in padded K-block bundles, one per server; (3) RHD
+// ReduceScatter of the bundles among the leaders; (4) each leader sends
+// every rank of its server its block. The padding (blocks of servers
+// smaller than K) carries scratch nobody reads: it costs bytes, not
+// correctness, and keeps the leaders' phase one regular collective.
+//
+// Broadcast, either design: binomial tree among one representative per
+// server (the root on its server, the rank of the root's local rank, or
+// the last rank of a smaller server, on the others), then a binomial tree
+// within each server from its representative. Reduce: the same
+// backwards, partial results of the representatives other than the root
+// living in scratch.
 
 import (
 	"fmt"
@@ -52,26 +73,33 @@ func (a Hier) Build(req plan.Request) (*plan.Plan, error) {
 	if err := check(a, req); err != nil {
 		return nil, err
 	}
-	n, k := req.Size, req.PerServer
-	if k < 2 || k >= n || n%k != 0 {
-		return nil, fmt.Errorf("rank %d: hier needs two or more servers of two or more ranks each, evenly (%d ranks, %d per server): %w",
-			req.Rank, n, k, ErrUnsupported)
+	lay := req.Layout
+	if lay.Servers() < 2 || lay.Largest() < 2 {
+		return nil, fmt.Errorf("rank %d: hier needs two or more servers, one of two or more ranks (%d ranks on %s): %w",
+			req.Rank, req.Size, lay, ErrUnsupported)
 	}
-	h := hier{req: req, k: k, s: n / k, g: req.Rank / k, l: req.Rank % k, b: newBuilder(req, a.Name())}
+	h := hier{req: req, lay: lay, k: lay.Largest(), s: lay.Servers(), g: lay.Server(req.Rank), l: lay.Local(req.Rank), b: newBuilder(req, a.Name())}
 	var err error
-	switch req.Coll {
-	case plan.AllReduce:
-		err = h.allReduce()
-	case plan.AllGather:
-		err = h.allGather()
-	case plan.ReduceScatter:
-		err = h.reduceScatter()
-	case plan.Broadcast:
+	switch {
+	case req.Coll == plan.Broadcast:
 		err = h.broadcast()
-	case plan.Reduce:
+	case req.Coll == plan.Reduce:
 		err = h.reduce()
-	default:
-		err = fmt.Errorf("rank %d: hier: %s: %w", req.Rank, req.Coll, ErrUnsupported)
+	case !lay.Even():
+		switch req.Coll {
+		case plan.AllReduce:
+			err = h.allReduceLeaders()
+		case plan.AllGather:
+			err = h.allGatherLeaders()
+		case plan.ReduceScatter:
+			err = h.reduceScatterLeaders()
+		}
+	case req.Coll == plan.AllReduce:
+		err = h.allReduce()
+	case req.Coll == plan.AllGather:
+		err = h.allGather()
+	case req.Coll == plan.ReduceScatter:
+		err = h.reduceScatter()
 	}
 	if err != nil {
 		return nil, err
@@ -79,26 +107,46 @@ func (a Hier) Build(req plan.Request) (*plan.Plan, error) {
 	return h.b.plan(), nil
 }
 
+// hier is one rank's build: k is the largest server's ranks (every
+// server's in the column design), s the servers, g and l the rank's server
+// and local rank.
 type hier struct {
 	req        plan.Request
+	lay        *plan.Layout
 	k, s, g, l int
 	b          *builder
 }
 
 // server lists the ranks of this rank's server, column those of its
-// column (of local rank l).
-func (h *hier) server() []int {
-	m := make([]int, h.k)
-	for i := range m {
-		m[i] = h.g*h.k + i
-	}
-	return m
-}
+// column (of local rank l; column design only).
+func (h *hier) server() []int { return h.lay.Members(h.g) }
 
 func (h *hier) column(l int) []int {
 	m := make([]int, h.s)
 	for j := range m {
-		m[j] = j*h.k + l
+		m[j] = h.lay.Members(j)[l]
+	}
+	return m
+}
+
+// leaders lists every server's leader, its lowest rank.
+func (h *hier) leaders() []int {
+	m := make([]int, h.s)
+	for j := range m {
+		m[j] = h.lay.Members(j)[0]
+	}
+	return m
+}
+
+// reps lists the servers' representatives for a rooted call: the root on
+// its server, the rank of the root's local rank on the others, or their
+// last rank when they have fewer.
+func (h *hier) reps(root int) []int {
+	rl := h.lay.Local(root)
+	m := make([]int, h.s)
+	for j := range m {
+		ms := h.lay.Members(j)
+		m[j] = ms[min(rl, len(ms)-1)]
 	}
 	return m
 }
@@ -150,7 +198,8 @@ func (h *hier) allReduce() error {
 		off, n := chunk(c, k, mod(i, k))
 		return reg(buf, off, n)
 	}
-	right, left := h.g*k+mod(l+1, k), h.g*k+mod(l-1, k)
+	srv := h.server()
+	right, left := srv[mod(l+1, k)], srv[mod(l-1, k)]
 	ringReduceScatterPhase(h.b, k, l, right, left, ch)
 	own := ch(plan.BufRecv, l+1)
 	sub := plan.Request{Coll: plan.AllReduce, Rank: h.g, Count: own.Len, InPlace: true}
@@ -188,8 +237,8 @@ func (h *hier) allGather() error {
 	h.b.scratch(n * c)
 	ops := make([]*plan.Op, 0, n)
 	for g := 0; g < s; g++ {
-		for l := 0; l < h.k; l++ {
-			ops = append(ops, copyOp(h.colBlock(g, l), recvBuf((g*h.k+l)*c, c)))
+		for l, r := range h.lay.Members(g) {
+			ops = append(ops, copyOp(h.colBlock(g, l), recvBuf(r*c, c)))
 		}
 	}
 	h.b.step(ops...)
@@ -201,8 +250,8 @@ func (h *hier) reduceScatter() error {
 	h.b.scratch(n * c)
 	ops := make([]*plan.Op, 0, n)
 	for g := 0; g < s; g++ {
-		for l := 0; l < h.k; l++ {
-			ops = append(ops, copyOp(sendBuf((g*h.k+l)*c, c), h.colBlock(g, l)))
+		for l, r := range h.lay.Members(g) {
+			ops = append(ops, copyOp(sendBuf(r*c, c), h.colBlock(g, l)))
 		}
 	}
 	h.b.step(ops...)
@@ -219,19 +268,135 @@ func (h *hier) reduceScatter() error {
 	})
 }
 
+// allReduceLeaders: Reduce to the leader, AllReduce among leaders,
+// Broadcast from the leader.
+func (h *hier) allReduceLeaders() error {
+	c := h.req.Count
+	lead := h.l == 0
+	// The server's partial result: the receive buffer on the leader,
+	// scratch on the others (a non-root Reduce has no receive buffer).
+	partial := scratchBuf(0, 0)
+	if lead {
+		partial = recvBuf(0, 0)
+	}
+	sub := plan.Request{Coll: plan.Reduce, Rank: h.l, Count: c, Root: 0, InPlace: lead && h.req.InPlace}
+	if err := h.embed(Tree{}, sub, h.server(), bufMap{
+		plan.BufSend: sendBuf(0, 0), plan.BufRecv: partial, plan.BufScratch: scratchBuf(c, 0),
+	}); err != nil {
+		return err
+	}
+	if lead {
+		sub = plan.Request{Coll: plan.AllReduce, Rank: h.g, Count: c, InPlace: true}
+		if err := h.embed(RHD{}, sub, h.leaders(), bufMap{
+			plan.BufSend: recvBuf(0, 0), plan.BufRecv: recvBuf(0, 0), plan.BufScratch: scratchBuf(0, 0),
+		}); err != nil {
+			return err
+		}
+	}
+	sub = plan.Request{Coll: plan.Broadcast, Rank: h.l, Count: c, Root: 0, InPlace: true}
+	return h.embed(Tree{}, sub, h.server(), bufMap{
+		plan.BufSend: recvBuf(0, 0), plan.BufRecv: recvBuf(0, 0),
+	})
+}
+
+// bundle is where block (server g, local l) sits in the leaders' padded
+// scratch from base on: server g's k blocks from (g*k)*Count.
+func (h *hier) bundle(base, g, l int) plan.Region {
+	c := h.req.Count
+	return scratchBuf(base+(g*h.k+l)*c, c)
+}
+
+// allGatherLeaders: gather to the leader, AllGather of padded bundles
+// among leaders, Broadcast of the whole result from the leader.
+func (h *hier) allGatherLeaders() error {
+	c, n, s, k := h.req.Count, h.req.Size, h.s, h.k
+	srv := h.server()
+	if h.l != 0 {
+		h.b.step(send(srv[0], sendBuf(0, c)))
+	} else {
+		ops := []*plan.Op{copyOp(sendBuf(0, c), h.bundle(0, h.g, 0))}
+		for l, r := range srv[1:] {
+			ops = append(ops, recv(r, h.bundle(0, h.g, l+1)))
+		}
+		h.b.step(ops...)
+		h.b.scratch(s * k * c)
+		sub := plan.Request{Coll: plan.AllGather, Rank: h.g, Count: k * c, InPlace: true}
+		if err := h.embed(RHD{}, sub, h.leaders(), bufMap{
+			plan.BufSend: scratchBuf(h.g*k*c, 0), plan.BufRecv: scratchBuf(0, 0), plan.BufScratch: scratchBuf(s*k*c, 0),
+		}); err != nil {
+			return err
+		}
+		ops = make([]*plan.Op, 0, n)
+		for g := 0; g < s; g++ {
+			for l, r := range h.lay.Members(g) {
+				ops = append(ops, copyOp(h.bundle(0, g, l), recvBuf(r*c, c)))
+			}
+		}
+		h.b.step(ops...)
+	}
+	sub := plan.Request{Coll: plan.Broadcast, Rank: h.l, Count: n * c, Root: 0, InPlace: true}
+	return h.embed(Tree{}, sub, srv, bufMap{
+		plan.BufSend: recvBuf(0, 0), plan.BufRecv: recvBuf(0, 0),
+	})
+}
+
+// reduceScatterLeaders: Reduce of the whole buffer to the leader,
+// ReduceScatter of padded bundles among leaders, each rank's block sent
+// from its leader.
+func (h *hier) reduceScatterLeaders() error {
+	c, n, s, k := h.req.Count, h.req.Size, h.s, h.k
+	srv := h.server()
+	// Scratch: the server's reduced buffer in rank order, then the padded
+	// bundles, then what the phases need of their own.
+	base, rest := n*c, n*c+s*k*c
+	sub := plan.Request{Coll: plan.Reduce, Rank: h.l, Count: n * c, Root: 0}
+	if err := h.embed(Tree{}, sub, srv, bufMap{
+		plan.BufSend: sendBuf(0, 0), plan.BufRecv: scratchBuf(0, 0), plan.BufScratch: scratchBuf(rest, 0),
+	}); err != nil {
+		return err
+	}
+	if h.l != 0 {
+		h.b.step(recv(srv[0], recvBuf(0, c)))
+		return nil
+	}
+	h.b.scratch(rest)
+	ops := make([]*plan.Op, 0, n)
+	for g := 0; g < s; g++ {
+		for l, r := range h.lay.Members(g) {
+			ops = append(ops, copyOp(scratchBuf(r*c, c), h.bundle(base, g, l)))
+		}
+	}
+	h.b.step(ops...)
+	sub = plan.Request{Coll: plan.ReduceScatter, Rank: h.g, Count: k * c, InPlace: true}
+	if err := h.embed(RHD{}, sub, h.leaders(), bufMap{
+		plan.BufSend: scratchBuf(base, 0), plan.BufRecv: scratchBuf(base+h.g*k*c, 0), plan.BufScratch: scratchBuf(rest, 0),
+	}); err != nil {
+		return err
+	}
+	ops = []*plan.Op{copyOp(h.bundle(base, h.g, 0), recvBuf(0, c))}
+	for l, r := range srv[1:] {
+		ops = append(ops, send(r, h.bundle(base, h.g, l+1)))
+	}
+	h.b.step(ops...)
+	return nil
+}
+
 func (h *hier) broadcast() error {
 	c, root := h.req.Count, h.req.Root
-	rg, rl := root/h.k, root%h.k
-	if h.l == rl {
+	rg := h.lay.Server(root)
+	reps := h.reps(root)
+	reps[rg] = root
+	src := reps[h.g]
+	if h.req.Rank == src {
 		sub := plan.Request{Coll: plan.Broadcast, Rank: h.g, Count: c, Root: rg, InPlace: h.req.InPlace}
-		if err := h.embed(Tree{}, sub, h.column(rl), bufMap{
+		if err := h.embed(Tree{}, sub, reps, bufMap{
 			plan.BufSend: sendBuf(0, 0), plan.BufRecv: recvBuf(0, 0),
 		}); err != nil {
 			return err
 		}
 	}
 	// The server's source now has the data in its receive buffer.
-	sub := plan.Request{Coll: plan.Broadcast, Rank: h.l, Count: c, Root: rl, InPlace: true}
+	sub := plan.Request{Coll: plan.Broadcast, Rank: h.l, Count: c, Root: h.lay.Local(src), InPlace: true}
 	return h.embed(Tree{}, sub, h.server(), bufMap{
 		plan.BufSend: recvBuf(0, 0), plan.BufRecv: recvBuf(0, 0),
 	})
@@ -239,28 +404,31 @@ func (h *hier) broadcast() error {
 
 func (h *hier) reduce() error {
 	c, root := h.req.Count, h.req.Root
-	rg, rl := root/h.k, root%h.k
+	rg := h.lay.Server(root)
+	reps := h.reps(root)
+	reps[rg] = root
+	dst := reps[h.g]
 	isRoot := h.req.Rank == root
 	// The server's partial result: the receive buffer on the root, scratch
-	// on the other ranks of its column (they have no receive buffer).
+	// on the other representatives (they have no receive buffer).
 	partial := scratchBuf(0, 0)
 	if isRoot {
 		partial = recvBuf(0, 0)
 	}
-	sub := plan.Request{Coll: plan.Reduce, Rank: h.l, Count: c, Root: rl, InPlace: isRoot && h.req.InPlace}
+	sub := plan.Request{Coll: plan.Reduce, Rank: h.l, Count: c, Root: h.lay.Local(dst), InPlace: isRoot && h.req.InPlace}
 	if err := h.embed(Tree{}, sub, h.server(), bufMap{
 		plan.BufSend: sendBuf(0, 0), plan.BufRecv: partial, plan.BufScratch: scratchBuf(c, 0),
 	}); err != nil {
 		return err
 	}
-	if h.l != rl {
+	if h.req.Rank != dst {
 		return nil
 	}
 	if !isRoot {
 		h.b.scratch(c)
 	}
 	sub = plan.Request{Coll: plan.Reduce, Rank: h.g, Count: c, Root: rg, InPlace: isRoot}
-	return h.embed(Tree{}, sub, h.column(rl), bufMap{
+	return h.embed(Tree{}, sub, reps, bufMap{
 		plan.BufSend: partial, plan.BufRecv: recvBuf(0, 0), plan.BufScratch: scratchBuf(c, 0),
 	})
 }

@@ -19,7 +19,7 @@ func crossServer(t *testing.T, a plan.Algorithm, c simCase) (maxElems int, trans
 		elems := 0
 		for _, st := range p.Steps {
 			for _, o := range st.Ops {
-				if o.Kind == plan.OpSend && o.Peer/c.perServer != r/c.perServer {
+				if o.Kind == plan.OpSend && c.servers.Server(o.Peer) != c.servers.Server(r) {
 					elems += o.Src.Len
 					transfers++
 				}
@@ -41,13 +41,53 @@ func TestHierCrossServerBytes(t *testing.T) {
 			if coll != plan.AllReduce {
 				count = 64
 			}
-			c := simCase{coll: coll, n: n, count: count, perServer: k}
+			c := simCase{coll: coll, n: n, count: count, servers: plan.EvenLayout(n, k)}
 			flat, _ := crossServer(t, Ring{}, c)
 			hier, _ := crossServer(t, Hier{}, c)
 			if hier*k > flat {
 				t.Errorf("%s n=%d k=%d: busiest rank sends %d elements across servers, flat ring %d: more than 1/%d", coll, n, k, hier, flat, k)
 			}
 			t.Logf("%s n=%d k=%d: cross-server elements of the busiest rank: ring %d, hier %d", coll, n, k, flat, hier)
+		}
+	}
+}
+
+// TestHierLeadersCrossServers: on servers of different sizes only the
+// servers' leaders (their lowest ranks) send across servers, for the
+// collectives the leaders' design serves, and for Broadcast and Reduce
+// only one rank per server.
+func TestHierLeadersCrossServers(t *testing.T) {
+	layouts := []*plan.Layout{plan.SizesLayout(3, 2, 1), plan.SizesLayout(2, 1), plan.SizesLayout(1, 4, 2)}
+	if l, err := plan.NewLayout([]int{0, 1, 2, 0, 1, 0}); err == nil {
+		layouts = append(layouts, l)
+	}
+	for _, l := range layouts {
+		for _, coll := range []plan.Coll{plan.AllReduce, plan.AllGather, plan.ReduceScatter, plan.Broadcast, plan.Reduce} {
+			senders := map[int]map[int]bool{} // server -> ranks that send off it
+			for r := 0; r < l.Ranks(); r++ {
+				p, err := Hier{}.Build(plan.Request{Coll: coll, Rank: r, Size: l.Ranks(), Count: 10, Root: l.Ranks() - 1, Layout: l})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, st := range p.Steps {
+					for _, o := range st.Ops {
+						if o.Kind == plan.OpSend && l.Server(o.Peer) != l.Server(r) {
+							if senders[l.Server(r)] == nil {
+								senders[l.Server(r)] = map[int]bool{}
+							}
+							senders[l.Server(r)][r] = true
+						}
+					}
+				}
+			}
+			for g, rs := range senders {
+				if len(rs) != 1 {
+					t.Errorf("%s on %s: server %d sends across servers from ranks %v, want one", coll, l, g, rs)
+				}
+				if lead := l.Members(g)[0]; coll != plan.Broadcast && coll != plan.Reduce && !rs[lead] {
+					t.Errorf("%s on %s: server %d sends across servers from %v, not its leader %d", coll, l, g, rs, lead)
+				}
+			}
 		}
 	}
 }

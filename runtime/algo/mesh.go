@@ -124,9 +124,9 @@ func (a Mesh) Build(req plan.Request) (*plan.Plan, error) {
 // oneServer refuses jobs that span servers: all-pairs traffic belongs on
 // shared memory, and across servers it would open n-1 connections per rank.
 func oneServer(a plan.Algorithm, req plan.Request) error {
-	if req.PerServer > 0 && req.PerServer < req.Size {
-		return fmt.Errorf("rank %d: %s runs within one server, the job has %d ranks per server of %d: %w",
-			req.Rank, a.Name(), req.PerServer, req.Size, ErrUnsupported)
+	if sv := req.Layout.Servers(); sv > 1 {
+		return fmt.Errorf("rank %d: %s runs within one server, the job spans %d (%s ranks): %w",
+			req.Rank, a.Name(), sv, req.Layout, ErrUnsupported)
 	}
 	return nil
 }

@@ -23,8 +23,8 @@ type simCase struct {
 	// nor associative, for which run checks only that every rank of an
 	// AllReduce gets the same result, that is reduces in the same order.
 	op string
-	// perServer is Request.PerServer, for the hierarchical algorithms.
-	perServer int
+	// servers is Request.Layout, for the hierarchical algorithms.
+	servers *plan.Layout
 	// scratchLimit is Request.ScratchLimit; run checks that plans keep it.
 	scratchLimit int
 }
@@ -34,7 +34,7 @@ func (c simCase) String() string {
 	if c.inPlace {
 		ip = "in-place"
 	}
-	return fmt.Sprintf("%s/%s n=%d (%d per server) count=%d root=%d scratch limit %d %s %s", c.alg.Name(), c.coll, c.n, c.perServer, c.count, c.root, c.scratchLimit, ip, c.op)
+	return fmt.Sprintf("%s/%s n=%d (servers %s) count=%d root=%d scratch limit %d %s %s", c.alg.Name(), c.coll, c.n, c.servers, c.count, c.root, c.scratchLimit, ip, c.op)
 }
 
 func (c simCase) reduce() plan.ReduceFunc {
@@ -80,7 +80,7 @@ func a2avLayout(n, count, r int) (sc, sd, rc, rd []int, sendLen, recvLen int) {
 }
 
 func (c simCase) request(r int) plan.Request {
-	req := plan.Request{Coll: c.coll, Rank: r, Size: c.n, Count: c.count, InPlace: c.inPlace, PerServer: c.perServer, ScratchLimit: c.scratchLimit}
+	req := plan.Request{Coll: c.coll, Rank: r, Size: c.n, Count: c.count, InPlace: c.inPlace, Layout: c.servers, ScratchLimit: c.scratchLimit}
 	switch c.coll {
 	case plan.Broadcast, plan.Reduce:
 		req.Root = c.root

@@ -37,6 +37,9 @@ func check(a plan.Algorithm, req plan.Request) error {
 	if req.Size < 1 || req.Rank < 0 || req.Rank >= req.Size {
 		return fmt.Errorf("rank %d of %d: %w", req.Rank, req.Size, ErrInvalid)
 	}
+	if n := req.Layout.Ranks(); req.Layout != nil && n != req.Size {
+		return fmt.Errorf("rank %d: a layout of %d ranks for %d: %w", req.Rank, n, req.Size, ErrInvalid)
+	}
 	if req.Count < 0 {
 		return fmt.Errorf("rank %d: negative count %d: %w", req.Rank, req.Count, ErrInvalid)
 	}

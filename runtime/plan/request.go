@@ -29,12 +29,11 @@ type Request struct {
 	// AlltoAllV counts and displacements, in elements, of length Size.
 	SendCounts, SendDispls, RecvCounts, RecvDispls []int
 
-	// PerServer is the number of ranks on each server when the job spans
-	// several servers with the same number of ranks each, ranks of one
-	// server contiguous (server g holds ranks g*PerServer to
-	// g*PerServer+PerServer-1). 0 means unknown or one server. Only the
-	// hierarchical algorithms read it.
-	PerServer int
+	// Layout is which server each rank is on, nil for one server. It is
+	// the communicator's, the same for every call; a non-nil layout places
+	// Size ranks. The algorithms that reach every peer over shared memory
+	// refuse a layout of several servers, the hierarchical ones need one.
+	Layout *Layout
 
 	// ScratchLimit bounds Plan.ScratchLen, in elements; 0 means no bound.
 	// Algorithms that can trade steps for scratch (pat) honour it and fail

@@ -26,7 +26,7 @@ func fitSamples(t *testing.T, truth Model, noise func(i int) float64) []Sample {
 						}
 						m = truth.WithoutShm()
 					}
-					call := Call{coll, size, Topo{n, 1}}
+					call := Call{coll, size, Topo{Ranks: n, Servers: 1}}
 					for _, e := range Predict(m, Policy{}, call).Candidates {
 						if e.Err != nil {
 							continue
@@ -105,7 +105,7 @@ func TestFitKeepsUnexercisedAndNegative(t *testing.T) {
 	// never exercised, so it keeps base's values exactly.
 	var samples []Sample
 	for size := int64(8); size <= 512; size *= 4 {
-		samples = append(samples, Sample{Call{plan.AllReduce, size, Topo{2, 1}}, "ring", false, 100 * time.Microsecond})
+		samples = append(samples, Sample{Call{plan.AllReduce, size, Topo{Ranks: 2, Servers: 1}}, "ring", false, 100 * time.Microsecond})
 	}
 	got, err := Fit(base, samples)
 	if err != nil {
@@ -132,9 +132,9 @@ func TestFitErrors(t *testing.T) {
 		want    string
 	}{
 		{"none", nil, "no usable sample"},
-		{"zero time", []Sample{{Call{plan.AllReduce, 8, Topo{2, 1}}, "ring", false, 0}}, "no usable sample"},
-		{"unknown algorithm", []Sample{{Call{plan.AllReduce, 8, Topo{2, 1}}, "nosuch", false, time.Millisecond}}, "unknown algorithm"},
-		{"cannot serve", []Sample{{Call{plan.Broadcast, 8, Topo{2, 1}}, "rhd", false, time.Millisecond}}, "does not implement"},
+		{"zero time", []Sample{{Call{plan.AllReduce, 8, Topo{Ranks: 2, Servers: 1}}, "ring", false, 0}}, "no usable sample"},
+		{"unknown algorithm", []Sample{{Call{plan.AllReduce, 8, Topo{Ranks: 2, Servers: 1}}, "nosuch", false, time.Millisecond}}, "unknown algorithm"},
+		{"cannot serve", []Sample{{Call{plan.Broadcast, 8, Topo{Ranks: 2, Servers: 1}}, "rhd", false, time.Millisecond}}, "does not implement"},
 	} {
 		if _, err := Fit(DefaultModel(), tt.samples); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err %v, want %q", tt.name, err, tt.want)
@@ -158,7 +158,7 @@ func TestWithoutShm(t *testing.T) {
 		bytes int64
 	}{{2, 8}, {4, 8}, {4, 4 << 20}} {
 		n := c.n
-		call := Call{plan.AllReduce, c.bytes, Topo{n, 1}}
+		call := Call{plan.AllReduce, c.bytes, Topo{Ranks: n, Servers: 1}}
 		got := Predict(m.WithoutShm(), Policy{}, call)
 		want := Predict(alike, Policy{}, call)
 		if n > 2 {
@@ -198,7 +198,7 @@ func TestFitNegativeKeepsBase(t *testing.T) {
 	var samples []Sample
 	for size := int64(1 << 10); size <= 1<<20; size *= 4 {
 		d := 2*time.Millisecond - time.Duration(size)
-		samples = append(samples, Sample{Call{plan.Broadcast, size, Topo{2, 1}}, "tree", false, d})
+		samples = append(samples, Sample{Call{plan.Broadcast, size, Topo{Ranks: 2, Servers: 1}}, "tree", false, d})
 	}
 	got, err := Fit(base, samples)
 	if err != nil {
@@ -220,7 +220,7 @@ func TestFitNegativeKeepsBase(t *testing.T) {
 func TestPollMaxDropsHandoffs(t *testing.T) {
 	m := DefaultModel()
 	m.Cores = 2
-	topo := Topo{4, 1}
+	topo := Topo{Ranks: 4, Servers: 1}
 	for _, tt := range []struct {
 		bytes    int64
 		handoffs bool
@@ -252,7 +252,7 @@ func TestFanOut(t *testing.T) {
 	off := m
 	off.FanOut = 1
 	price := func(m Model, algo string, n int, bytes int64) time.Duration {
-		for _, e := range Predict(m.WithoutShm(), Policy{}, Call{plan.AllReduce, bytes, Topo{n, 1}}).Candidates {
+		for _, e := range Predict(m.WithoutShm(), Policy{}, Call{plan.AllReduce, bytes, Topo{Ranks: n, Servers: 1}}).Candidates {
 			if e.Algo == algo {
 				return e.Time
 			}
@@ -281,7 +281,7 @@ func TestFanOut(t *testing.T) {
 	}
 	// On shm the premium never applies.
 	for _, algo := range []string{"oneshot", "mesh"} {
-		call := Call{plan.AllReduce, 1 << 20, Topo{3, 1}}
+		call := Call{plan.AllReduce, 1 << 20, Topo{Ranks: 3, Servers: 1}}
 		if a, b := m.estimate(algo, call).Time, off.estimate(algo, call).Time; a != b {
 			t.Errorf("%s over shm: %v with FanOut, %v without", algo, a, b)
 		}
@@ -290,7 +290,7 @@ func TestFanOut(t *testing.T) {
 		bytes int64
 		want  string
 	}{{32 << 10, "oneshot"}, {128 << 10, "mesh"}, {1 << 20, "ring"}} {
-		tab := Predict(m.WithoutShm(), Policy{}, Call{plan.AllReduce, c.bytes, Topo{3, 1}})
+		tab := Predict(m.WithoutShm(), Policy{}, Call{plan.AllReduce, c.bytes, Topo{Ranks: 3, Servers: 1}})
 		if e, err := tab.Chosen(); err != nil || e.Algo != c.want {
 			t.Errorf("np 3 over TCP, %d bytes: chose %v (%v), want %s\n%s", c.bytes, e.Algo, err, c.want, tab)
 		}

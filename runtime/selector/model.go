@@ -218,17 +218,61 @@ func DefaultModel() Model {
 func PostedBit(c plan.Coll) uint32 { return 1 << c }
 
 // Topo is the shape of the job the model prices: Ranks ranks on Servers
-// servers, contiguous and as equal as possible (0 servers means one).
+// servers (0 means one). Servers hold Ranks/Servers ranks each, as equal as
+// possible, unless Largest says otherwise; a server's ranks are contiguous
+// unless Scattered.
 type Topo struct {
 	Ranks, Servers int
+	// Largest is the number of ranks on the largest server when servers
+	// differ in size by more than the rounding of Ranks/Servers (3+2+1
+	// ranks: 3), 0 otherwise. An uneven layout is the leaders' design of
+	// the hierarchical algorithms, and the largest server the one whose
+	// cores are shared most.
+	Largest int
+	// Scattered says that some server's ranks are not contiguous: pairs
+	// of nearby ranks (rhd's first rounds) then cross servers.
+	Scattered bool
+}
+
+// TopoOf is the Topo of n ranks laid out as l says (nil: one server).
+func TopoOf(n int, l *plan.Layout) Topo {
+	t := Topo{Ranks: n, Servers: l.Servers(), Scattered: !l.Contiguous()}
+	if l == nil {
+		return t
+	}
+	if l.Largest() != (n+t.Servers-1)/t.Servers {
+		t.Largest = l.Largest()
+	}
+	return t
 }
 
 func (t Topo) servers() int { return max(t.Servers, 1) }
 
 // perServer is the largest number of ranks on one server.
 func (t Topo) perServer() int {
+	if t.Largest > 0 {
+		return t.Largest
+	}
 	s := t.servers()
 	return (t.Ranks + s - 1) / s
+}
+
+// even tells whether every server holds the same number of ranks.
+func (t Topo) even() bool {
+	return t.Ranks%t.servers() == 0 && t.perServer()*t.servers() == t.Ranks
+}
+
+// String says how many ranks are on how many servers, and how large the
+// largest is when they differ: "3 ranks, 2 servers, up to 2 on one".
+func (t Topo) String() string {
+	s := plural(t.Ranks, "rank") + ", " + plural(t.servers(), "server")
+	if !t.even() {
+		s += fmt.Sprintf(", up to %d on one", t.perServer())
+	}
+	if t.Scattered {
+		s += ", not contiguous"
+	}
+	return s
 }
 
 func (t Topo) check() error {
@@ -237,6 +281,9 @@ func (t Topo) check() error {
 	}
 	if t.Servers < 0 || t.Servers > t.Ranks {
 		return fmt.Errorf("selector: %d servers for %d ranks", t.Servers, t.Ranks)
+	}
+	if t.Largest < 0 || t.Largest > t.Ranks || t.Largest > 0 && t.Largest*t.servers() < t.Ranks {
+		return fmt.Errorf("selector: %d ranks on %d servers, the largest of %d", t.Ranks, t.Servers, t.Largest)
 	}
 	return nil
 }

@@ -71,10 +71,10 @@ func TestForcedErrors(t *testing.T) {
 		call Call
 		want string
 	}{
-		{"pat", Call{plan.AllReduce, 1024, Topo{4, 1}}, "pat does not implement AllReduce (it serves AllGather, ReduceScatter)"},
-		{"mesh", Call{plan.AllReduce, 1024, Topo{8, 2}}, "mesh runs within one server, the job spans 2"},
-		{"allreduce:mesh,oneshot", Call{plan.AllReduce, 1024, Topo{8, 4}}, "oneshot runs within one server"},
-		{"tree", Call{plan.AllGather, 1024, Topo{8, 1}}, "tree does not implement AllGather"},
+		{"pat", Call{plan.AllReduce, 1024, Topo{Ranks: 4, Servers: 1}}, "pat does not implement AllReduce (it serves AllGather, ReduceScatter)"},
+		{"mesh", Call{plan.AllReduce, 1024, Topo{Ranks: 8, Servers: 2}}, "mesh runs within one server, the job spans 2"},
+		{"allreduce:mesh,oneshot", Call{plan.AllReduce, 1024, Topo{Ranks: 8, Servers: 4}}, "oneshot runs within one server"},
+		{"tree", Call{plan.AllGather, 1024, Topo{Ranks: 8, Servers: 1}}, "tree does not implement AllGather"},
 	}
 	for _, tt := range tests {
 		p, err := ParseAlgo(tt.spec)
@@ -94,14 +94,14 @@ func TestForcedChoices(t *testing.T) {
 		call Call
 		want string
 	}{
-		{"allreduce:rhd;allgather:pat", Call{plan.AllReduce, 64 << 20, Topo{4, 1}}, "rhd"},
-		{"allreduce:rhd;allgather:pat", Call{plan.AllGather, 64 << 20, Topo{4, 1}}, "pat"},
-		{"ring", Call{plan.Barrier, 0, Topo{64, 8}}, "ring"},
-		{"ring", Call{plan.Broadcast, 8, Topo{64, 8}}, "ring"},
+		{"allreduce:rhd;allgather:pat", Call{plan.AllReduce, 64 << 20, Topo{Ranks: 4, Servers: 1}}, "rhd"},
+		{"allreduce:rhd;allgather:pat", Call{plan.AllGather, 64 << 20, Topo{Ranks: 4, Servers: 1}}, "pat"},
+		{"ring", Call{plan.Barrier, 0, Topo{Ranks: 64, Servers: 8}}, "ring"},
+		{"ring", Call{plan.Broadcast, 8, Topo{Ranks: 64, Servers: 8}}, "ring"},
 		// What is left is ring and rhd; at np 4 on 2 cores rhd measured
 		// faster (docs/selector.md: cal27 10.3 us against ring's 10.3,
 		// cal29 5.43 against 5.99, and from 32 B on by 8-80%).
-		{"^oneshot,mesh", Call{plan.AllReduce, 8, Topo{4, 1}}, "rhd"},
+		{"^oneshot,mesh", Call{plan.AllReduce, 8, Topo{Ranks: 4, Servers: 1}}, "rhd"},
 	}
 	for _, tt := range tests {
 		p, err := ParseAlgo(tt.spec)
@@ -135,7 +135,7 @@ func TestParseColl(t *testing.T) {
 // per call by the servers it spans (level0 within one server, level1
 // across), and every value we cannot serve refused, naming it.
 func TestParseHCCL(t *testing.T) {
-	one, two, spread := Topo{8, 1}, Topo{8, 2}, Topo{4, 4} // spread: one rank per server
+	one, two, spread := Topo{Ranks: 8, Servers: 1}, Topo{Ranks: 8, Servers: 2}, Topo{Ranks: 4, Servers: 4} // spread: one rank per server
 	type choice struct {
 		coll plan.Coll
 		topo Topo

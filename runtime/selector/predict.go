@@ -27,13 +27,14 @@ type Call struct {
 }
 
 func (c Call) String() string {
-	plural := func(n int, w string) string {
-		if n == 1 {
-			return fmt.Sprintf("1 %s", w)
-		}
-		return fmt.Sprintf("%d %ss", n, w)
+	return fmt.Sprintf("%s of %s on %s", c.Coll, FormatBytes(c.Bytes), c.Topo)
+}
+
+func plural(n int, w string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", w)
 	}
-	return fmt.Sprintf("%s of %s on %s, %s", c.Coll, FormatBytes(c.Bytes), plural(c.Topo.Ranks, "rank"), plural(c.Topo.servers(), "server"))
+	return fmt.Sprintf("%d %ss", n, w)
 }
 
 // Estimate is one candidate of a cost table.

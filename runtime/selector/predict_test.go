@@ -49,18 +49,18 @@ func TestChannelsFor(t *testing.T) {
 		call Call
 		want int
 	}{
-		{"tcp across servers, 16 MiB", def, Call{plan.AllReduce, 16 << 20, Topo{3, 3}}, 2},
-		{"tcp across servers, 32 MiB", def, Call{plan.Broadcast, 32 << 20, Topo{3, 3}}, 2},
-		{"tcp across servers, 8 MiB", def, Call{plan.AllReduce, 8 << 20, Topo{3, 3}}, 1},
-		{"tcp across servers, 64 MiB", def, Call{plan.AllReduce, 64 << 20, Topo{3, 3}}, 1},
-		{"shm, 16 MiB", def, Call{plan.AllReduce, 16 << 20, Topo{4, 1}}, 1},
-		{"tcp within a server, 16 MiB", def.WithoutShm(), Call{plan.Reduce, 16 << 20, Topo{2, 1}}, 2},
-		{"allgather", def, Call{plan.AllGather, 16 << 20, Topo{3, 3}}, 1},
-		{"floor", floor, Call{plan.AllReduce, 1 << 10, Topo{4, 1}}, 4},
-		{"floor, 3 elements of 8 bytes", floor, Call{plan.AllReduce, 24, Topo{4, 1}}, 3},
-		{"floor, no element", floor, Call{plan.AllReduce, 0, Topo{4, 1}}, 1},
-		{"floor, allgather", floor, Call{plan.AllGather, 1 << 20, Topo{4, 1}}, 1},
-		{"ceiling", ceil, Call{plan.AllReduce, 16 << 20, Topo{3, 3}}, 1},
+		{"tcp across servers, 16 MiB", def, Call{plan.AllReduce, 16 << 20, Topo{Ranks: 3, Servers: 3}}, 2},
+		{"tcp across servers, 32 MiB", def, Call{plan.Broadcast, 32 << 20, Topo{Ranks: 3, Servers: 3}}, 2},
+		{"tcp across servers, 8 MiB", def, Call{plan.AllReduce, 8 << 20, Topo{Ranks: 3, Servers: 3}}, 1},
+		{"tcp across servers, 64 MiB", def, Call{plan.AllReduce, 64 << 20, Topo{Ranks: 3, Servers: 3}}, 1},
+		{"shm, 16 MiB", def, Call{plan.AllReduce, 16 << 20, Topo{Ranks: 4, Servers: 1}}, 1},
+		{"tcp within a server, 16 MiB", def.WithoutShm(), Call{plan.Reduce, 16 << 20, Topo{Ranks: 2, Servers: 1}}, 2},
+		{"allgather", def, Call{plan.AllGather, 16 << 20, Topo{Ranks: 3, Servers: 3}}, 1},
+		{"floor", floor, Call{plan.AllReduce, 1 << 10, Topo{Ranks: 4, Servers: 1}}, 4},
+		{"floor, 3 elements of 8 bytes", floor, Call{plan.AllReduce, 24, Topo{Ranks: 4, Servers: 1}}, 3},
+		{"floor, no element", floor, Call{plan.AllReduce, 0, Topo{Ranks: 4, Servers: 1}}, 1},
+		{"floor, allgather", floor, Call{plan.AllGather, 1 << 20, Topo{Ranks: 4, Servers: 1}}, 1},
+		{"ceiling", ceil, Call{plan.AllReduce, 16 << 20, Topo{Ranks: 3, Servers: 3}}, 1},
 	} {
 		s, err := shapeOf("ring", tt.call.Coll, tt.call.Topo, tt.call.Bytes)
 		if err != nil {
@@ -94,13 +94,13 @@ func TestChoices(t *testing.T) {
 		want  []string // any of
 		avoid string
 	}{
-		{Call{plan.AllReduce, 8, Topo{8, 1}}, []string{"oneshot", "mesh"}, ""},
-		{Call{plan.AllReduce, 256 << 20, Topo{8, 1}}, []string{"ring", "rhd", "mesh"}, "oneshot"},
-		{Call{plan.AllReduce, 8, Topo{1024, 128}}, []string{"rhd"}, "ring"},
-		{Call{plan.AllGather, 1 << 10, Topo{1000, 1000}}, []string{"pat", "rhd"}, "ring"},
-		{Call{plan.Broadcast, 8, Topo{64, 8}}, []string{"tree"}, "ring"},
-		{Call{plan.Barrier, 0, Topo{64, 8}}, []string{"dissemination"}, ""},
-		{Call{plan.AlltoAll, 1 << 20, Topo{64, 8}}, []string{"pairwise"}, "ring"},
+		{Call{plan.AllReduce, 8, Topo{Ranks: 8, Servers: 1}}, []string{"oneshot", "mesh"}, ""},
+		{Call{plan.AllReduce, 256 << 20, Topo{Ranks: 8, Servers: 1}}, []string{"ring", "rhd", "mesh"}, "oneshot"},
+		{Call{plan.AllReduce, 8, Topo{Ranks: 1024, Servers: 128}}, []string{"rhd"}, "ring"},
+		{Call{plan.AllGather, 1 << 10, Topo{Ranks: 1000, Servers: 1000}}, []string{"pat", "rhd"}, "ring"},
+		{Call{plan.Broadcast, 8, Topo{Ranks: 64, Servers: 8}}, []string{"tree"}, "ring"},
+		{Call{plan.Barrier, 0, Topo{Ranks: 64, Servers: 8}}, []string{"dissemination"}, ""},
+		{Call{plan.AlltoAll, 1 << 20, Topo{Ranks: 64, Servers: 8}}, []string{"pairwise"}, "ring"},
 	}
 	m := DefaultModel()
 	m.Cores = 0 // a core per rank: the choices must not depend on this machine
@@ -127,7 +127,7 @@ func TestScale(t *testing.T) {
 	start := time.Now()
 	for _, coll := range collectives {
 		for _, servers := range []int{1, 8192, MaxRanks} {
-			tab := Predict(DefaultModel(), Policy{}, Call{coll, 1 << 20, Topo{MaxRanks, servers}})
+			tab := Predict(DefaultModel(), Policy{}, Call{coll, 1 << 20, Topo{Ranks: MaxRanks, Servers: servers}})
 			if _, err := tab.Chosen(); err != nil {
 				t.Errorf("%s at %d servers: %v", coll, servers, err)
 			}
@@ -136,7 +136,7 @@ func TestScale(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("pricing 24 calls at %d ranks took %v", MaxRanks, d)
 	}
-	if tab := Predict(DefaultModel(), Policy{}, Call{plan.AllReduce, 1, Topo{MaxRanks + 1, 1}}); tab.Err == nil {
+	if tab := Predict(DefaultModel(), Policy{}, Call{plan.AllReduce, 1, Topo{Ranks: MaxRanks + 1, Servers: 1}}); tab.Err == nil {
 		t.Error("priced a job beyond MaxRanks")
 	}
 }
@@ -144,7 +144,7 @@ func TestScale(t *testing.T) {
 func TestSelectorCachesAndLogs(t *testing.T) {
 	var buf bytes.Buffer
 	s := New(DefaultModel(), Policy{}, slog.New(slog.NewTextHandler(&buf, nil)))
-	call := Call{plan.AllReduce, 1 << 20, Topo{16, 2}}
+	call := Call{plan.AllReduce, 1 << 20, Topo{Ranks: 16, Servers: 2}}
 	a, err := s.Choose(call)
 	if err != nil {
 		t.Fatal(err)
@@ -169,9 +169,9 @@ func TestTableGolden(t *testing.T) {
 	}
 	var b strings.Builder
 	for _, c := range []Call{
-		{plan.AllReduce, 1 << 20, Topo{64, 8}},
-		{plan.AllReduce, 4 << 10, Topo{8, 1}},
-		{plan.AllGather, 64 << 10, Topo{1024, 1024}},
+		{plan.AllReduce, 1 << 20, Topo{Ranks: 64, Servers: 8}},
+		{plan.AllReduce, 4 << 10, Topo{Ranks: 8, Servers: 1}},
+		{plan.AllGather, 64 << 10, Topo{Ranks: 1024, Servers: 1024}},
 	} {
 		m := DefaultModel()
 		m.Cores = 2 // the golden file must not depend on the machine's cores
@@ -286,16 +286,30 @@ func TestSettingsModel(t *testing.T) {
 	}
 }
 
+func mustLayout(t *testing.T, labels ...int) *plan.Layout {
+	t.Helper()
+	l, err := plan.NewLayout(labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 func TestCallFor(t *testing.T) {
 	tests := []struct {
 		req  plan.Request
 		want Call
 	}{
-		{plan.Request{Coll: plan.AllReduce, Size: 8, Count: 100}, Call{plan.AllReduce, 400, Topo{8, 1}}},
-		{plan.Request{Coll: plan.AllGather, Size: 8, Count: 100, PerServer: 4}, Call{plan.AllGather, 3200, Topo{8, 2}}},
+		{plan.Request{Coll: plan.AllReduce, Size: 8, Count: 100}, Call{plan.AllReduce, 400, Topo{Ranks: 8, Servers: 1}}},
+		{plan.Request{Coll: plan.AllGather, Size: 8, Count: 100, Layout: plan.EvenLayout(8, 4)}, Call{plan.AllGather, 3200, Topo{Ranks: 8, Servers: 2}}},
+		{plan.Request{Coll: plan.Broadcast, Size: 3, Count: 1, Layout: plan.SizesLayout(2, 1)}, Call{plan.Broadcast, 4, Topo{Ranks: 3, Servers: 2}}},
+		{plan.Request{Coll: plan.AllReduce, Size: 6, Count: 1, Layout: plan.SizesLayout(3, 2, 1)}, Call{plan.AllReduce, 4, Topo{Ranks: 6, Servers: 3, Largest: 3}}},
+		{plan.Request{Coll: plan.AllReduce, Size: 6, Count: 1, Layout: plan.SizesLayout(4, 2)}, Call{plan.AllReduce, 4, Topo{Ranks: 6, Servers: 2, Largest: 4}}},
+		{plan.Request{Coll: plan.AllReduce, Size: 8, Count: 1, Layout: plan.SizesLayout(3, 3, 2)}, Call{plan.AllReduce, 4, Topo{Ranks: 8, Servers: 3}}},
+		{plan.Request{Coll: plan.AllReduce, Size: 4, Count: 1, Layout: mustLayout(t, 0, 1, 0, 1)}, Call{plan.AllReduce, 4, Topo{Ranks: 4, Servers: 2, Scattered: true}}},
 		// AlltoAllV: priced by its topology alone, whatever this rank sends (vChoice).
-		{plan.Request{Coll: plan.AlltoAllV, Size: 2, SendCounts: []int{3, 5}}, Call{plan.AlltoAllV, 0, Topo{2, 1}}},
-		{plan.Request{Coll: plan.Barrier, Size: 3, PerServer: 3}, Call{plan.Barrier, 0, Topo{3, 1}}},
+		{plan.Request{Coll: plan.AlltoAllV, Size: 2, SendCounts: []int{3, 5}}, Call{plan.AlltoAllV, 0, Topo{Ranks: 2, Servers: 1}}},
+		{plan.Request{Coll: plan.Barrier, Size: 3, Layout: plan.EvenLayout(3, 3)}, Call{plan.Barrier, 0, Topo{Ranks: 3, Servers: 1}}},
 	}
 	for _, tt := range tests {
 		if got := CallFor(tt.req, 4); got != tt.want {
@@ -312,7 +326,7 @@ func TestChoicesOversubscribed(t *testing.T) {
 	m := DefaultModel()
 	m.Cores = 2
 	for _, n := range []int{3, 4} {
-		e, err := Predict(m, Policy{}, Call{plan.AllReduce, 8, Topo{n, 1}}).Chosen()
+		e, err := Predict(m, Policy{}, Call{plan.AllReduce, 8, Topo{Ranks: n, Servers: 1}}).Chosen()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,9 +335,9 @@ func TestChoicesOversubscribed(t *testing.T) {
 		}
 	}
 	// Beyond the cores every byte costs more: the same call is dearer.
-	one := Predict(DefaultModel(), Policy{}, Call{plan.AllReduce, 64 << 20, Topo{4, 1}})
+	one := Predict(DefaultModel(), Policy{}, Call{plan.AllReduce, 64 << 20, Topo{Ranks: 4, Servers: 1}})
 	m.Cores = 4
-	other := Predict(m, Policy{}, Call{plan.AllReduce, 64 << 20, Topo{4, 1}})
+	other := Predict(m, Policy{}, Call{plan.AllReduce, 64 << 20, Topo{Ranks: 4, Servers: 1}})
 	if c := DefaultModel().Cores; c < 4 && one.Candidates[0].Time <= other.Candidates[0].Time {
 		t.Errorf("4 ranks on %d cores priced %v, not above 4 cores' %v", c, one.Candidates[0].Time, other.Candidates[0].Time)
 	}
@@ -346,7 +360,7 @@ func TestCrowdedHost(t *testing.T) {
 	for _, n := range []int{32, 64, 256} {
 		for coll, want := range few {
 			for _, size := range []int64{8, 1 << 20} {
-				c := Call{coll, size, Topo{n, 1}}
+				c := Call{coll, size, Topo{Ranks: n, Servers: 1}}
 				e, err := Predict(m, Policy{}, c).Chosen()
 				if err != nil {
 					t.Fatal(err)
@@ -359,11 +373,11 @@ func TestCrowdedHost(t *testing.T) {
 	}
 	for _, n := range []int{2, 3, 4} {
 		for _, name := range []string{"mesh", "ring", "oneshot"} {
-			s, err := shapeOf(name, plan.AllReduce, Topo{n, 1}, 64)
+			s, err := shapeOf(name, plan.AllReduce, Topo{Ranks: n, Servers: 1}, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f := m.terms(s, Topo{n, 1}, 1); f[fitCrowd] != 0 {
+			if f := m.terms(s, Topo{Ranks: n, Servers: 1}, 1); f[fitCrowd] != 0 {
 				t.Errorf("np %d on 2 cores, %s: crowd term %v, want 0", n, name, f[fitCrowd])
 			}
 		}

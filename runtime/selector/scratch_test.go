@@ -14,7 +14,7 @@ import (
 // HCCL_BUFFSIZE) PAT is priced its pieces' steps and, where it cannot run
 // at all, not chosen; forced, it is an error that names the bound.
 func TestPATScratch(t *testing.T) {
-	topo := Topo{600, 600} // one rank per server, where PAT is chosen
+	topo := Topo{Ranks: 600, Servers: 600} // one rank per server, where PAT is chosen
 	free, bounded := DefaultModel(), DefaultModel()
 	bounded.Scratch = 64 << 10
 	none, _ := ParseAlgo("")
@@ -64,7 +64,7 @@ func TestPATScratchAgrees(t *testing.T) {
 		coll := []plan.Coll{plan.AllGather, plan.ReduceScatter}[rng.IntN(2)]
 		m := DefaultModel()
 		m.Scratch = scratch
-		call := Call{coll, int64(n * count * elem), Topo{n, n}}
+		call := Call{coll, int64(n * count * elem), Topo{Ranks: n, Servers: n}}
 		if m.estimate("pat", call).Err != nil {
 			continue
 		}

@@ -60,7 +60,7 @@ func meshCost(s *shape, k costCall) error {
 // one-shot), cannot serve a job on topology t.
 func oneServer(a plan.Algorithm, t Topo) error {
 	if t.servers() > 1 {
-		return fmt.Errorf("%s runs within one server, the job spans %d", a.Name(), t.servers())
+		return fmt.Errorf("%s runs within one server, the job spans %d servers", a.Name(), t.servers())
 	}
 	return nil
 }

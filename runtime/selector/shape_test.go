@@ -12,12 +12,12 @@ import (
 
 // simulate builds every rank's plan for the call of count elements (per
 // rank share for AllGather, ReduceScatter, AlltoAll(V)) and runs it.
-func simulate(a plan.Algorithm, coll plan.Coll, n, perServer, count int) (*plan.SimResult, error) {
+func simulate(a plan.Algorithm, coll plan.Coll, n int, layout *plan.Layout, count int) (*plan.SimResult, error) {
 	plans := make([]*plan.Plan, n)
 	ranks := make([]plan.SimRank, n)
 	for r := 0; r < n; r++ {
 		req := testRequest(coll, r, n, count)
-		req.PerServer = perServer
+		req.Layout = layout
 		sendLen, recvLen := count, count
 		switch coll {
 		case plan.AllGather:
@@ -86,20 +86,18 @@ func TestShapeMatchesPlans(t *testing.T) {
 	for _, a := range algo.All() {
 		for _, coll := range a.(algo.Collectives).Colls() {
 			key := a.Name() + "/" + coll.String()
-			topos := []Topo{{2, 1}, {3, 1}, {4, 1}, {5, 1}, {7, 1}, {8, 1}, {9, 1}, {16, 1}, {17, 1}}
+			topos := []Topo{{Ranks: 2, Servers: 1}, {Ranks: 3, Servers: 1}, {Ranks: 4, Servers: 1}, {Ranks: 5, Servers: 1}, {Ranks: 7, Servers: 1}, {Ranks: 8, Servers: 1}, {Ranks: 9, Servers: 1}, {Ranks: 16, Servers: 1}, {Ranks: 17, Servers: 1}}
 			if a.Name() == "hier" {
-				topos = []Topo{{4, 2}, {8, 2}, {8, 4}, {12, 4}, {12, 3}, {16, 4}, {24, 3}, {32, 4}}
+				topos = []Topo{{Ranks: 4, Servers: 2}, {Ranks: 8, Servers: 2}, {Ranks: 8, Servers: 4}, {Ranks: 12, Servers: 4}, {Ranks: 12, Servers: 3}, {Ranks: 16, Servers: 4}, {Ranks: 24, Servers: 3}, {Ranks: 32, Servers: 4},
+					{Ranks: 3, Servers: 2}, {Ranks: 6, Servers: 3, Largest: 3}, {Ranks: 6, Servers: 2, Largest: 4}, {Ranks: 16, Servers: 3, Largest: 8}, {Ranks: 11, Servers: 4}}
 			}
 			for _, topo := range topos {
 				n := topo.Ranks
-				perServer := 0
-				if topo.Servers > 1 {
-					perServer = n / topo.Servers
-				}
+				layout := topoLayout(topo)
 				// Counts divisible by n keep chunks equal, as the
 				// formulas assume; at least n keeps every chunk busy.
 				count := 4 * n
-				res, err := simulate(a, coll, n, perServer, count)
+				res, err := simulate(a, coll, n, layout, count)
 				if err != nil {
 					t.Fatalf("%s n=%d: %v", key, n, err)
 				}
@@ -137,14 +135,14 @@ func TestShapeClasses(t *testing.T) {
 		topo     Topo
 		shm, net float64 // latencies per class
 	}{
-		{"ring", plan.AllReduce, Topo{8, 1}, 14, 0},
-		{"ring", plan.AllReduce, Topo{8, 2}, 0, 14},
-		{"rhd", plan.AllReduce, Topo{16, 4}, 4, 4}, // masks 1,2 stay on a server of 4
-		{"rhd", plan.AllReduce, Topo{12, 3}, 2, 6}, // folding pairs share a server, virtual ranks do not
-		{"tree", plan.Broadcast, Topo{16, 2}, 3, 1},
-		{"pat", plan.AllGather, Topo{64, 64}, 0, 6},
-		{"hier", plan.AllReduce, Topo{64, 8}, 14, 6},
-		{"hier", plan.Broadcast, Topo{64, 8}, 3, 3},
+		{"ring", plan.AllReduce, Topo{Ranks: 8, Servers: 1}, 14, 0},
+		{"ring", plan.AllReduce, Topo{Ranks: 8, Servers: 2}, 0, 14},
+		{"rhd", plan.AllReduce, Topo{Ranks: 16, Servers: 4}, 4, 4}, // masks 1,2 stay on a server of 4
+		{"rhd", plan.AllReduce, Topo{Ranks: 12, Servers: 3}, 2, 6}, // folding pairs share a server, virtual ranks do not
+		{"tree", plan.Broadcast, Topo{Ranks: 16, Servers: 2}, 3, 1},
+		{"pat", plan.AllGather, Topo{Ranks: 64, Servers: 64}, 0, 6},
+		{"hier", plan.AllReduce, Topo{Ranks: 64, Servers: 8}, 14, 6},
+		{"hier", plan.Broadcast, Topo{Ranks: 64, Servers: 8}, 3, 3},
 	}
 	for _, tt := range tests {
 		s, err := shapeOf(tt.name, tt.coll, tt.topo, 1<<20)
@@ -155,7 +153,7 @@ func TestShapeClasses(t *testing.T) {
 			t.Errorf("%s %s %+v: latencies shm %v net %v, want %v %v", tt.name, tt.coll, tt.topo, s.lat[Shm], s.lat[Net], tt.shm, tt.net)
 		}
 	}
-	if _, err := shapeOf("mesh", plan.AllReduce, Topo{16, 2}, 1); err == nil {
+	if _, err := shapeOf("mesh", plan.AllReduce, Topo{Ranks: 16, Servers: 2}, 1); err == nil {
 		t.Error("mesh priced across servers")
 	}
 }
@@ -232,7 +230,7 @@ func TestShapeRelays(t *testing.T) {
 				plans[r] = p
 			}
 			rounds, relays := relayRounds(t, plans)
-			s, err := shapeOf("ring", coll, Topo{n, 1}, int64(count*8))
+			s, err := shapeOf("ring", coll, Topo{Ranks: n, Servers: 1}, int64(count*8))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -322,26 +320,26 @@ func relayRounds(t *testing.T, plans []*plan.Plan) (rounds, relays int) {
 func TestOneWayReduceOverTCP(t *testing.T) {
 	const size = 1 << 20
 	for _, name := range []string{"tree", "ring", "mesh"} {
-		s, err := shapeOf(name, plan.Reduce, Topo{2, 1}, size)
+		s, err := shapeOf(name, plan.Reduce, Topo{Ranks: 2, Servers: 1}, size)
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := DefaultModel()
-		if f := m.terms(s, Topo{2, 1}, 1); f[fitShmBeta] != 0 {
+		if f := m.terms(s, Topo{Ranks: 2, Servers: 1}, 1); f[fitShmBeta] != 0 {
 			t.Errorf("%s Reduce at np 2 over shm: %v transfer bytes charged, want 0 (the receive is the reduction)", name, f[fitShmBeta])
 		}
 		m.NoShm = true
-		if f := m.terms(s, Topo{2, 1}, 1); f[fitNetBeta] < size {
+		if f := m.terms(s, Topo{Ranks: 2, Servers: 1}, 1); f[fitNetBeta] < size {
 			t.Errorf("%s Reduce at np 2 over TCP: %v transfer bytes charged, want at least %d", name, f[fitNetBeta], size)
 		}
 	}
 	// hier's Reduce within a server is a tree Reduce there: its rounds
 	// are hidden alike.
-	hier, err := shapeOf("hier", plan.Reduce, Topo{8, 2}, size)
+	hier, err := shapeOf("hier", plan.Reduce, Topo{Ranks: 8, Servers: 2}, size)
 	if err != nil {
 		t.Fatal(err)
 	}
-	intra, _ := shapeOf("tree", plan.Reduce, Topo{4, 1}, size)
+	intra, _ := shapeOf("tree", plan.Reduce, Topo{Ranks: 4, Servers: 1}, size)
 	if hier.fused != intra.fused || hier.fused == 0 {
 		t.Errorf("hier Reduce on 2 servers of 4: %v bytes received as reduced, its tree within a server %v", hier.fused, intra.fused)
 	}
@@ -373,7 +371,7 @@ func TestWaitingRanksLeaveCores(t *testing.T) {
 		{"ring", plan.AllReduce, 3, 1.5},
 		{"ring", plan.Reduce, 3, 1.5},
 	} {
-		topo := Topo{c.ranks, 1}
+		topo := Topo{Ranks: c.ranks, Servers: 1}
 		s, err := shapeOf(c.algo, c.coll, topo, size)
 		if err != nil {
 			t.Fatal(err)
@@ -413,7 +411,7 @@ func TestExchangePremium(t *testing.T) {
 		{"rhd", 3, 1},
 		{"ring", 4, 1},
 	} {
-		topo := Topo{c.ranks, 1}
+		topo := Topo{Ranks: c.ranks, Servers: 1}
 		s, err := shapeOf(c.algo, plan.AllReduce, topo, size)
 		if err != nil {
 			t.Fatal(err)
@@ -454,7 +452,7 @@ func TestFrameHeads(t *testing.T) {
 		{"pairwise", plan.AlltoAll, 3, 3 << 20, frameHead}, // one round, both peers at once
 		{"tree", plan.Broadcast, 4, 100, 2 * 100},
 	} {
-		s, err := shapeOf(c.algo, c.coll, Topo{c.ranks, 1}, c.size)
+		s, err := shapeOf(c.algo, c.coll, Topo{Ranks: c.ranks, Servers: 1}, c.size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -465,12 +463,12 @@ func TestFrameHeads(t *testing.T) {
 
 	m := DefaultModel()
 	m.Cores = 2
-	topo := Topo{4, 1}
+	topo := Topo{Ranks: 4, Servers: 1}
 	s, _ := shapeOf("ring", plan.AllReduce, topo, 1<<20)
 	if f := m.terms(s, topo, 1); f[fitHead] != 0 {
 		t.Errorf("np 4 on 2 cores: %v bytes of heads priced, want none (the wake-ups cover them)", f[fitHead])
 	}
-	topo = Topo{2, 1}
+	topo = Topo{Ranks: 2, Servers: 1}
 	s, _ = shapeOf("ring", plan.AllReduce, topo, 1<<20)
 	if f := m.WithoutShm().terms(s, topo, 1); f[fitHead] != 0 {
 		t.Errorf("np 2 over TCP: %v bytes of heads priced, want none", f[fitHead])
@@ -508,4 +506,24 @@ func TestEveryAlgorithmHasACost(t *testing.T) {
 			t.Errorf("a cost is registered for %q, which algo's registry does not have", name)
 		}
 	}
+}
+
+// topoLayout is a layout of contiguous servers that t describes: the
+// largest first, the others as equal as possible.
+func topoLayout(t Topo) *plan.Layout {
+	sv := t.servers()
+	if sv == 1 {
+		return nil
+	}
+	var sizes []int
+	n := t.Ranks
+	if t.Largest > 0 {
+		sizes = append(sizes, t.Largest)
+		n -= t.Largest
+		sv--
+	}
+	for g := range sv {
+		sizes = append(sizes, n/sv+min(1, max(0, n%sv-g)))
+	}
+	return plan.SizesLayout(sizes...)
 }
