@@ -47,11 +47,25 @@
 // frame than its plan expects fails with ErrMismatch. Rooted and empty
 // plans get an exchange of empty frames around the ring, in their first
 // step where it fits (callcheck.go), so that ranks that disagree always
-// receive something from each other. The rank table (table.go) tells how
-// many ranks each server holds, when the launcher bound them to CPUs how
-// many CPUs they share, and when some host has more ranks than CPUs how
-// fast a shared core changes hands (the launcher's measurement, which the
-// selector prices with).
+// receive something from each other. The rank table (table.go) tells
+// when the launcher bound the ranks to CPUs how many CPUs they share, and
+// when some host has more ranks than CPUs how fast a shared core changes
+// hands (the launcher's measurement, which the selector prices with).
+//
+// # Servers
+//
+// Every call carries the communicator's server layout (plan.Layout: which
+// server each rank is on; servers may differ in size and their ranks need
+// not be contiguous), which every rank must hold alike: the hierarchical
+// algorithms build on it, mesh and one-shot refuse a layout of several
+// servers, and the selector prices by it (selector.TopoOf; HCCL_DEBUG=INFO
+// logs servers=N). It comes from Job.Servers or Job.RanksPerServer when a
+// test sets them, else from the rank table's servers, which the launcher
+// writes from the hosts it started the ranks on and every rank reads
+// alike, else from the host identities the ranks published: rank 0 groups
+// them and publishes the grouping, which the others read (layout.go), one
+// lookup each rather than one per peer. The layout is fixed for the
+// communicator's life, so the plan cache need not key on it.
 //
 // # Memory peers can map
 //

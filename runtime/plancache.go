@@ -9,7 +9,9 @@ import (
 // planCache keeps the plans a communicator has built, so that a training
 // loop that repeats the same calls plans each one once (a loop of one call
 // does not even look here: repeat.go). AlltoAllV plans depend on per-peer
-// counts and are rebuilt unless the counts repeat the last ones.
+// counts and are rebuilt unless the counts repeat the last ones. Plans
+// also depend on the server layout, which is the communicator's and never
+// changes: the keys leave it out.
 type planCache struct {
 	plans map[planKey]*plan.Plan
 	// last AlltoAllV plan and the counts it was built for
