@@ -1,6 +1,7 @@
 // Command collcheck is the collective check of the multi-host tests: every
-// rank joins the job, runs each collective of the runtime (and a ring of
-// Send and Recv) on integer data
+// rank joins the job, runs each collective of the runtime (Broadcast from
+// two roots, Reduce to every root, and a ring of Send and Recv) on integer
+// data
 // whose sums are exact in float32 and int64, compares the result with what
 // it must be, and prints "rank R/N ok host=H" (or "rank R: FAIL ..." and
 // exits 1). With -init-stamp it first prints "rank R init-done UNIXNANO",
@@ -170,6 +171,55 @@ func check(ctx context.Context, c *hccl.Comm, n int) error {
 		if v != int32(i*3) {
 			return fmt.Errorf("broadcast[%d] = %d", i, v)
 		}
+	}
+	// Broadcast in place from a middle rank (on another server than the
+	// last one in uneven layouts), float64.
+	mid := size / 2
+	bm := make([]float64, n)
+	if r == mid {
+		for i := range bm {
+			bm[i] = float64(i) - 0.5
+		}
+	}
+	if err := hccl.Broadcast(ctx, c, bm, mid); err != nil {
+		return fmt.Errorf("broadcast from %d: %w", mid, err)
+	}
+	for i, v := range bm {
+		if v != float64(i)-0.5 {
+			return fmt.Errorf("broadcast from %d [%d] = %v", mid, i, v)
+		}
+	}
+	// Reduce sum to the middle rank, then max to rank 0 in place.
+	red := make([]int32, n)
+	var redOut []int32
+	if r == mid {
+		redOut = make([]int32, n)
+	}
+	for i := range red {
+		red[i] = int32(r*3 + i%11)
+	}
+	if err := hccl.Reduce(ctx, c, red, redOut, hccl.Sum, mid); err != nil {
+		return fmt.Errorf("reduce: %w", err)
+	}
+	for i, v := range redOut {
+		want := int32(0)
+		for q := range size {
+			want += int32(q*3 + i%11)
+		}
+		if v != want {
+			return fmt.Errorf("reduce[%d] = %d, want %d", i, v, want)
+		}
+	}
+	rmax := []float32{float32(r), -float32(r)}
+	var rmaxOut []float32
+	if r == 0 {
+		rmaxOut = rmax
+	}
+	if err := hccl.Reduce(ctx, c, rmax, rmaxOut, hccl.Max, 0); err != nil {
+		return fmt.Errorf("reduce max: %w", err)
+	}
+	if r == 0 && (rmax[0] != float32(size-1) || rmax[1] != 0) {
+		return fmt.Errorf("reduce max = %v", rmax)
 	}
 	// AllGather.
 	ag := make([]int32, size*n)
