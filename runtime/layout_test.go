@@ -1,34 +1,15 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 	hccl "github.com/hcclrun/hcclrun/runtime"
 )
-
-// syncBuffer is a log sink the ranks share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestUnevenServers: ranks on servers of 2 and 1 ranks are priced as two
 // servers (the selector's log says servers=2), forcing mesh, which runs
@@ -37,7 +18,7 @@ func (s *syncBuffer) String() string {
 func TestUnevenServers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	j := newJobServers(t, []int{0, 0, 1}, hccl.WithLogger(log))
 	j.t = t
