@@ -1,16 +1,16 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/syncbuf"
 	hccl "github.com/hcclrun/hcclrun/runtime"
 	"github.com/hcclrun/hcclrun/runtime/algo"
 	"github.com/hcclrun/hcclrun/runtime/selector"
@@ -81,21 +81,27 @@ func TestChannelsEveryAlgorithm(t *testing.T) {
 // TestChannelsLogged: the selector's line at INFO says how many channels
 // a call runs on, and the count follows the bounds.
 func TestChannelsLogged(t *testing.T) {
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &buf}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var buf syncbuf.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	j := startJob(t, 2, hccl.WithChannels(3, 3), hccl.WithLogger(log))
 	ctx := ctxFor(t)
 	j.must("AllReduce", func(c *hccl.Comm) error { return allReduceF32(1<<16, hccl.Sum)(ctx, c) })
-	mu.Lock()
 	out := buf.String()
-	mu.Unlock()
 	if !strings.Contains(out, "coll=AllReduce") || !strings.Contains(out, "channels=3") {
 		t.Fatalf("the log does not say channels=3 for the AllReduce:\n%s", out)
 	}
 	for r, c := range j.comms {
 		if got := hccl.ChannelsOpen(c); got != 2 {
 			t.Errorf("rank %d opened %d channels beyond the first, want 2", r, got)
+		}
+		var chans []int
+		for _, l := range c.Links() {
+			if l.Peer == 1-r {
+				chans = append(chans, l.Channel)
+			}
+		}
+		if !slices.Equal(chans, []int{0, 1, 2}) {
+			t.Errorf("rank %d lists links to rank %d on channels %v, want [0 1 2]", r, 1-r, chans)
 		}
 	}
 	// One channel again: the channels opened stay, unused.
@@ -106,17 +112,6 @@ func TestChannelsLogged(t *testing.T) {
 			t.Errorf("SetChannels(%d, %d) is accepted", bad[0], bad[1])
 		}
 	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // TestChannelFault: a link that fails on one channel of one rank ends

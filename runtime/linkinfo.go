@@ -7,27 +7,46 @@ import (
 // LinkInfo describes one open data link of a rank.
 type LinkInfo struct {
 	Peer      int
+	Channel   int    // 0, or the channel beyond the first it carries
 	Transport string // "shm" or "tcp"
 	// RingBytes is the capacity of each of a shared-memory link's two
 	// rings (HCCL_BUFFSIZE, shrunk on crowded hosts), 0 for TCP.
 	RingBytes int
 }
 
-// Links returns the data links this rank has open, by peer. Links open on
-// first use, so the list says which peers the collectives called so far
-// talked to (hcclrun topo prints them for the whole job).
+// Links returns the data links this rank has open, by peer and channel.
+// Links open on first use, so the list says which peers the collectives
+// called so far talked to, and over how many channels (hcclrun topo
+// prints them for the whole job).
 func (c *Comm) Links() []LinkInfo {
-	m := c.links
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]LinkInfo, 0, len(m.links))
-	for peer, l := range m.links {
-		info := LinkInfo{Peer: peer, Transport: m.open[peer].Load().via}
+	out := c.links.info(0, nil)
+	cs := &c.chans
+	cs.mu.Lock()
+	for i, ch := range cs.ch {
+		if ch != nil {
+			out = ch.links.info(i, out)
+		}
+	}
+	cs.mu.Unlock()
+	slices.SortFunc(out, func(a, b LinkInfo) int {
+		if a.Peer != b.Peer {
+			return a.Peer - b.Peer
+		}
+		return a.Channel - b.Channel
+	})
+	return out
+}
+
+// info appends the set's open links, which carry channel ch, to out.
+func (s *linkSet) info(ch int, out []LinkInfo) []LinkInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for peer, l := range s.links {
+		info := LinkInfo{Peer: peer, Channel: ch, Transport: s.open[peer].Load().via}
 		if r, ok := l.(interface{ RingBytes() int }); ok {
 			info.RingBytes = r.RingBytes()
 		}
 		out = append(out, info)
 	}
-	slices.SortFunc(out, func(a, b LinkInfo) int { return a.Peer - b.Peer })
 	return out
 }
