@@ -115,7 +115,8 @@ func (a *agent) handshake() error {
 	}
 	host, _ := os.Hostname()
 	cpus, _ := allowedCPUs() // for the launcher's binding (bind.go); none leaves this host's ranks unbound
-	ready := agentMsg{Version: agentProtoVersion, Hostname: host, Pid: os.Getpid(), CPUs: cpus}
+	port, _ := freePort()    // none leaves MASTER_PORT to the launcher's own pick
+	ready := agentMsg{Version: agentProtoVersion, Hostname: host, Pid: os.Getpid(), CPUs: cpus, Port: port}
 	if f.msg.Version != agentProtoVersion {
 		ready.Err = fmt.Sprintf("agent speaks protocol %d, launcher %d: use the same hcclrun on every host", agentProtoVersion, f.msg.Version)
 		_ = a.fw.sendMsg(msgReady, ready)

@@ -85,6 +85,7 @@ type agentMsg struct {
 	Dir      string   `json:"dir,omitempty"`
 	Env      []string `json:"env,omitempty"`  // holds HCCL_JOB_KEY: never log a msgStart
 	CPUs     []int    `json:"cpus,omitempty"` // msgReady: the CPUs the agent may use; msgStart: bind the rank to these
+	Port     int      `json:"port,omitempty"` // msgReady: a TCP port free on the agent's host (MASTER_PORT when rank 0 runs there)
 	Stdin    bool     `json:"stdin,omitempty"`
 	Data     []byte   `json:"data,omitempty"`
 	Signal   int      `json:"sig,omitempty"`

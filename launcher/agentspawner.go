@@ -128,7 +128,7 @@ func NewAgentSpawner(ctx context.Context, host string, link AgentLink, log *slog
 		}
 		return nil, fmt.Errorf("start agent on %s: %w", host, err)
 	}
-	s.agentHost, s.agentPid, s.cpus = m.Hostname, m.Pid, m.CPUs
+	s.agentHost, s.agentPid, s.cpus, s.freePort = m.Hostname, m.Pid, m.CPUs, m.Port
 	s.up.Store(true)
 	log.Debug("agent ready", "host", host, "hostname", m.Hostname, "pid", m.Pid)
 	go s.heartbeat()
@@ -143,6 +143,7 @@ type agentSpawner struct {
 	agentHost string
 	agentPid  int
 	cpus      []int // the CPUs the agent may use, as it reported them; nil: do not bind
+	freePort  int   // a TCP port free on the agent's host when it started, 0 if it found none
 
 	ready, staged chan agentMsg
 	stopped       chan struct{} // closed by shutdown: the heartbeat stops

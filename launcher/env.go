@@ -73,6 +73,11 @@ type JobEnv struct {
 	ControlAddr   string // host:port of the control plane
 	JobID         string
 	JobKey        string // hex, from wire.EncodeKey
+	Nodes         int    // hosts of the job (torchrun's GROUP_WORLD_SIZE)
+	// MasterAddr and MasterPort are torchrun's MASTER_ADDR and
+	// MASTER_PORT (torchrun.go).
+	MasterAddr string
+	MasterPort int
 }
 
 // RankEnv returns the variables of DESIGN.md for one rank, as "NAME=value".
@@ -89,11 +94,19 @@ func RankEnv(id RankIdentity, job JobEnv) []string {
 		EnvControlAddr + "=" + job.ControlAddr,
 		EnvJobID + "=" + job.JobID,
 		EnvJobKey + "=" + job.JobKey,
-		// torchrun
+		// torchrun (MASTER_ADDR and MASTER_PORT: MasterEnv)
 		"RANK=" + rank,
 		"WORLD_SIZE=" + size,
 		"LOCAL_RANK=" + lrank,
 		"LOCAL_WORLD_SIZE=" + lsize,
+		"GROUP_RANK=" + strconv.Itoa(id.NodeRank),
+		"GROUP_WORLD_SIZE=" + strconv.Itoa(job.Nodes),
+		"ROLE_NAME=default",
+		"ROLE_RANK=" + rank,
+		"ROLE_WORLD_SIZE=" + size,
+		"TORCHELASTIC_RUN_ID=" + job.JobID,
+		"TORCHELASTIC_RESTART_COUNT=0",
+		"TORCHELASTIC_MAX_RESTARTS=0",
 		// Open MPI
 		"OMPI_COMM_WORLD_RANK=" + rank,
 		"OMPI_COMM_WORLD_SIZE=" + size,

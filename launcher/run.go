@@ -123,7 +123,8 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 			var data []byte
 			if data, err = table.Marshal(); err == nil {
 				r.cpus = tableCPUs(table)
-				r.env = JobEnv{ControlAddr: addr, JobID: jobID, JobKey: wire.EncodeKey(key)}
+				r.env = JobEnv{ControlAddr: addr, JobID: jobID, JobKey: wire.EncodeKey(key), Nodes: len(r.hosts)}
+				r.env.MasterAddr, r.env.MasterPort = r.master(addr)
 				return ctl, data, nil
 			}
 		}

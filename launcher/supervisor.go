@@ -247,7 +247,7 @@ func (s *supervisor) spec(rank int) ProcSpec {
 		Path:   s.r.Program,
 		Args:   s.r.Args,
 		Dir:    s.r.Dir,
-		Env:    append(append([]string(nil), s.r.exports...), RankEnv(slot.id, env)...),
+		Env:    append(append(MasterEnv(env), s.r.exports...), RankEnv(slot.id, env)...),
 		CPUs:   s.r.rankCPUs(rank),
 		Stdout: s.writers[rank][0],
 		Stderr: s.writers[rank][1],

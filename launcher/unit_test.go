@@ -55,11 +55,13 @@ func TestMergeEnv(t *testing.T) {
 
 func TestRankEnvNames(t *testing.T) {
 	env := RankEnv(RankIdentity{Rank: 5, WorldSize: 8, LocalRank: 1, LocalWorldSize: 4, NodeRank: 1},
-		JobEnv{RankTableFile: "/t/rt.json", ControlAddr: "10.0.0.1:5000", JobID: "j", JobKey: "k"})
+		JobEnv{RankTableFile: "/t/rt.json", ControlAddr: "10.0.0.1:5000", JobID: "j", JobKey: "k", Nodes: 2})
 	want := []string{
 		"HCCL_RANK=5", "HCCL_WORLD_SIZE=8", "HCCL_LOCAL_RANK=1", "HCCL_LOCAL_WORLD_SIZE=4", "HCCL_NODE_RANK=1",
 		"HCCL_RANK_TABLE_FILE=/t/rt.json", "HCCL_CONTROL_ADDR=10.0.0.1:5000", "HCCL_JOB_ID=j", "HCCL_JOB_KEY=k",
 		"RANK=5", "WORLD_SIZE=8", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4",
+		"GROUP_RANK=1", "GROUP_WORLD_SIZE=2", "ROLE_NAME=default", "ROLE_RANK=5", "ROLE_WORLD_SIZE=8",
+		"TORCHELASTIC_RUN_ID=j", "TORCHELASTIC_RESTART_COUNT=0", "TORCHELASTIC_MAX_RESTARTS=0",
 		"OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=8", "OMPI_COMM_WORLD_LOCAL_RANK=1", "OMPI_COMM_WORLD_LOCAL_SIZE=4",
 		"RANK_ID=5", "RANK_SIZE=8", "RANK_TABLE_FILE=/t/rt.json",
 	}
