@@ -184,19 +184,27 @@ func (c *Comm) runChannel(ch *channel, i int) {
 	}
 }
 
-// shutLinks shuts the links of every channel, for an abort: blocked
-// calls on any of them fail.
-func (c *Comm) shutLinks() {
-	c.links.shut()
+// linkSets calls f on the link set of every channel open, channel 0's
+// first, under the channels' lock.
+func (c *Comm) linkSets(f func(ch int, s *linkSet)) {
 	cs := &c.chans
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	cs.shut = true
-	for _, ch := range cs.ch {
+	f(0, c.links)
+	for i, ch := range cs.ch {
 		if ch != nil {
-			ch.links.shut()
+			f(i, ch.links)
 		}
 	}
+}
+
+// shutLinks shuts the links of every channel, for an abort: blocked
+// calls on any of them fail, and a channel opened later starts shut.
+func (c *Comm) shutLinks() {
+	c.linkSets(func(_ int, s *linkSet) {
+		c.chans.shut = true
+		s.shut()
+	})
 }
 
 // closeChannels closes the channels beyond the first, when no collective
@@ -219,13 +227,5 @@ func (c *Comm) closeChannels() error {
 // warmLinks reads the pages of every channel's shm links ahead
 // (linkSet.warmShm).
 func (c *Comm) warmLinks() {
-	c.links.warmShm()
-	cs := &c.chans
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	for _, ch := range cs.ch {
-		if ch != nil {
-			ch.links.warmShm()
-		}
-	}
+	c.linkSets(func(_ int, s *linkSet) { s.warmShm() })
 }

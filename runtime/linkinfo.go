@@ -19,15 +19,8 @@ type LinkInfo struct {
 // called so far talked to, and over how many channels (hcclrun topo
 // prints them for the whole job).
 func (c *Comm) Links() []LinkInfo {
-	out := c.links.info(0, nil)
-	cs := &c.chans
-	cs.mu.Lock()
-	for i, ch := range cs.ch {
-		if ch != nil {
-			out = ch.links.info(i, out)
-		}
-	}
-	cs.mu.Unlock()
+	var out []LinkInfo
+	c.linkSets(func(ch int, s *linkSet) { out = s.info(ch, out) })
 	slices.SortFunc(out, func(a, b LinkInfo) int {
 		if a.Peer != b.Peer {
 			return a.Peer - b.Peer

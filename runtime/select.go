@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/netio/control"
-
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/selector"
 )
