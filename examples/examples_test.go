@@ -1,15 +1,12 @@
 package examples_test
 
 import (
-	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hcclrun/hcclrun/internal/testprog"
 )
@@ -28,14 +25,7 @@ func build(t *testing.T) (bin string) {
 
 func hcclrun(t *testing.T, bin string, np int, prog string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	argv := append([]string{"-np", strconv.Itoa(np), filepath.Join(bin, prog)}, args...)
-	out, err := exec.CommandContext(ctx, filepath.Join(bin, "hcclrun"), argv...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("hcclrun %s: %v\n%s", strings.Join(argv, " "), err, out)
-	}
-	return string(out)
+	return run(t, bin, append([]string{"-np", strconv.Itoa(np), filepath.Join(bin, prog)}, args...)...)
 }
 
 func TestExamples(t *testing.T) {

@@ -9,29 +9,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/testprog"
 )
 
-// torchPython returns a python3 that imports torch: the first on PATH, or
-// Debian's /usr/bin/python3, where python3-torch installs it (a PATH may
-// put another python3 first). Without one the test skips, unless
-// HCCL_TEST_REQUIRE_TORCH=1 (CI installs python3-torch) makes that a
-// failure.
+// torchPython returns a python3 that imports torch (testprog.Python).
+// Without one the test skips, unless HCCL_TEST_REQUIRE_TORCH=1 (CI installs
+// python3-torch) makes that a failure.
 func torchPython(t *testing.T) string {
 	t.Helper()
-	var errs []string
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		// The interpreter itself, not a shim (pyenv's) that may choose
-		// another one in the ranks' environment.
-		out, err := exec.Command(py, "-c", "import sys, torch.distributed; print(sys.executable)").Output()
-		if err == nil {
-			return strings.TrimSpace(string(out))
-		}
-		errs = append(errs, py+": "+err.Error())
+	py, err := testprog.Python("torch.distributed")
+	if err == nil {
+		return py
 	}
 	if os.Getenv("HCCL_TEST_REQUIRE_TORCH") == "1" {
-		t.Fatalf("no python3 imports torch (apt-get install python3-torch): %s", strings.Join(errs, "; "))
+		t.Fatalf("no python3 imports torch (apt-get install python3-torch): %v", err)
 	}
-	t.Skipf("no python3 imports torch: %s", strings.Join(errs, "; "))
+	t.Skipf("no python3 imports torch: %v", err)
 	return ""
 }
 

@@ -2,12 +2,13 @@ package multihost
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hcclrun/hcclrun/internal/testprog"
 )
 
 // TestTorchrunThreeHosts: across the simulated hosts, 2 ranks each, every
@@ -33,18 +34,12 @@ func TestTorchrunThreeHosts(t *testing.T) {
 		t.Fatalf("want 6 ranks with MASTER_ADDR %s and one port:\n%s", e.Hosts[0], out)
 	}
 
-	py := ""
-	for _, p := range []string{"python3", "/usr/bin/python3"} { // Debian's, where a PATH puts another first
-		if out, err := exec.Command(p, "-c", "import sys, torch.distributed; print(sys.executable)").Output(); err == nil {
-			py = strings.TrimSpace(string(out)) // the interpreter, not a shim
-			break
-		}
-	}
-	if py == "" {
+	py, err := testprog.Python("torch.distributed")
+	if err != nil {
 		if os.Getenv("HCCL_TEST_REQUIRE_TORCH") == "1" {
-			t.Fatal("no python3 imports torch (apt-get install python3-torch)")
+			t.Fatalf("no python3 imports torch (apt-get install python3-torch): %v", err)
 		}
-		t.Skip("no python3 imports torch")
+		t.Skipf("no python3 imports torch: %v", err)
 	}
 	ddp, err := filepath.Abs(filepath.Join("..", "..", "examples", "pytorch", "ddp.py"))
 	if err != nil {
