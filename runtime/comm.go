@@ -136,10 +136,6 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, fail(fmt.Errorf("connect to the control plane at %s: %w", job.ControlAddr, err))
 	}
-	if sel, err = agreedSelector(ctx, ctl, job, knobs, hostCPUs(tf.serverCPUs, ""), tf.handoff, log); err != nil {
-		ctl.Close()
-		return nil, fail(err)
-	}
 	ip, err := dataIP(job, knobs, log)
 	if err != nil {
 		ctl.Close()
@@ -158,6 +154,14 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	links, err := worldSet(board, linkTag(0, 0))
 	if err != nil {
 		board.close()
+		ctl.Close()
+		return nil, fail(err)
+	}
+	// After the rank's own checks (its listeners, /dev/shm's space): the
+	// exchange waits for rank 0, and a rank that cannot start must say
+	// why, not that a peer that could not start aborted the job.
+	if sel, err = agreedSelector(ctx, ctl, job, knobs, hostCPUs(tf.serverCPUs, ""), tf.handoff, log); err != nil {
+		links.close()
 		ctl.Close()
 		return nil, fail(err)
 	}
