@@ -1,0 +1,63 @@
+package testprog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// CLib is libhccl.so and hccl.h as a test built them.
+type CLib struct {
+	Lib     string // the directory of libhccl.so
+	Include string // the directory of hccl.h
+}
+
+// BuildCLib builds libhccl.so (go build -buildmode=c-shared ./runtime/cabi)
+// into dir/lib and copies hccl.h into dir/include, as make lib does.
+func BuildCLib(dir string) (*CLib, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := &CLib{Lib: filepath.Join(dir, "lib"), Include: filepath.Join(dir, "include")}
+	for _, d := range []string{l.Lib, l.Include} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-o", filepath.Join(l.Lib, "libhccl.so"), "./runtime/cabi")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build -buildmode=c-shared ./runtime/cabi: %v\n%s", err, b)
+	}
+	os.Remove(filepath.Join(l.Lib, "libhccl.h")) // cgo's own header; hccl.h is the interface
+	h, err := os.ReadFile(filepath.Join(root, "runtime", "cabi", "hccl.h"))
+	if err != nil {
+		return nil, err
+	}
+	return l, os.WriteFile(filepath.Join(l.Include, "hccl.h"), h, 0o644)
+}
+
+// Compile compiles the C program src (relative to the module's root) with
+// cc against the library into out, with the library's directory as its
+// run path, so that it runs without LD_LIBRARY_PATH.
+func (l *CLib) Compile(src, out string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return err
+	}
+	args := []string{"-O2", "-Wall", "-Wextra", "-Werror", "-std=c11", "-I" + l.Include,
+		filepath.Join(root, filepath.FromSlash(src)), "-L" + l.Lib, "-lhccl", "-Wl,-rpath," + l.Lib, "-o", out}
+	if b, err := exec.CommandContext(ctx, "cc", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("cc %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return nil
+}

@@ -1,0 +1,23 @@
+// Command cabi is libhccl.so, the runtime's C interface (hccl.h), built
+// with
+//
+//	go build -buildmode=c-shared -o libhccl.so ./runtime/cabi
+//
+// (make lib does it, and installs hccl.h and a pkg-config file beside it).
+// It is a thin layer over package runtime: each exported function checks
+// what C can get wrong and Go cannot (NULL pointers, handles, enum values,
+// counts that overflow), makes Go slices over the caller's memory without
+// copying it, and calls the Go collective of the element type.
+//
+// Communicators cross the boundary as integer handles into a table
+// (comms.go), never as Go pointers, so that a destroyed or made-up handle
+// is an error rather than a crash, and no Go memory is held by C. Every
+// failure is turned into a result code of its own kind (results.go) and
+// its whole message kept for hcclCommGetLastError; a panic is recovered
+// into hcclInternalError, so that none crosses into the caller.
+//
+// The Python package python/hccl loads this library through ctypes.
+package main
+
+// main is required of a c-shared build and never runs.
+func main() {}
