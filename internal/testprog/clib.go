@@ -16,7 +16,8 @@ type CLib struct {
 }
 
 // BuildCLib builds libhccl.so (go build -buildmode=c-shared ./runtime/cabi)
-// into dir/lib and copies hccl.h into dir/include, as make lib does.
+// into dir/lib, copies hccl.h into dir/include and writes
+// dir/lib/pkgconfig/hccl.pc for prefix dir, as make lib does.
 func BuildCLib(dir string) (*CLib, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
@@ -41,12 +42,24 @@ func BuildCLib(dir string) (*CLib, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l, os.WriteFile(filepath.Join(l.Include, "hccl.h"), h, 0o644)
+	if err := os.WriteFile(filepath.Join(l.Include, "hccl.h"), h, 0o644); err != nil {
+		return nil, err
+	}
+	pc, err := os.ReadFile(filepath.Join(root, "runtime", "cabi", "hccl.pc.in"))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(l.Lib, "pkgconfig"), 0o755); err != nil {
+		return nil, err
+	}
+	pc = []byte(strings.ReplaceAll(string(pc), "@PREFIX@", dir))
+	return l, os.WriteFile(filepath.Join(l.Lib, "pkgconfig", "hccl.pc"), pc, 0o644)
 }
 
 // Compile compiles the C program src (relative to the module's root) with
-// cc against the library into out, with the library's directory as its
-// run path, so that it runs without LD_LIBRARY_PATH.
+// cc into out, with the flags pkg-config gives for hccl.pc, as the README
+// says to; they put the library's directory in the program's run path, so
+// that it runs without LD_LIBRARY_PATH.
 func (l *CLib) Compile(src, out string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
@@ -54,8 +67,14 @@ func (l *CLib) Compile(src, out string) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"-O2", "-Wall", "-Wextra", "-Werror", "-std=c11", "-I" + l.Include,
-		filepath.Join(root, filepath.FromSlash(src)), "-L" + l.Lib, "-lhccl", "-Wl,-rpath," + l.Lib, "-o", out}
+	pkg := exec.CommandContext(ctx, "pkg-config", "--cflags", "--libs", "hccl")
+	pkg.Env = append(os.Environ(), "PKG_CONFIG_PATH="+filepath.Join(l.Lib, "pkgconfig"))
+	flags, err := pkg.Output()
+	if err != nil {
+		return fmt.Errorf("pkg-config --cflags --libs hccl (apt-get install pkg-config): %v", err)
+	}
+	args := append([]string{"-O2", "-Wall", "-Wextra", "-Werror", "-std=c11", filepath.Join(root, filepath.FromSlash(src)), "-o", out},
+		strings.Fields(string(flags))...)
 	if b, err := exec.CommandContext(ctx, "cc", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("cc %s: %v\n%s", strings.Join(args, " "), err, b)
 	}
