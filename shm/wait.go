@@ -2,7 +2,6 @@ package shm
 
 import (
 	"context"
-	goruntime "runtime"
 	"sync/atomic"
 	"time"
 
@@ -137,7 +136,7 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 			} else if time.Since(start) > spin {
 				break
 			}
-			goruntime.Gosched()
+			cpu.YieldGoroutine()
 		}
 	}
 	if d := r.policy.Yield; d > 0 {
@@ -145,7 +144,7 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 			if progress() || r.closed.Load() != 0 || r.local.Load() {
 				return nil
 			}
-			goruntime.Gosched()
+			cpu.YieldGoroutine()
 			Yield()
 		}
 	}

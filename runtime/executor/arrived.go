@@ -2,9 +2,9 @@ package executor
 
 import (
 	"context"
-	goruntime "runtime"
 	"time"
 
+	"github.com/hcclrun/hcclrun/internal/cpu"
 	"github.com/hcclrun/hcclrun/runtime/plan"
 	"github.com/hcclrun/hcclrun/runtime/transport"
 )
@@ -86,7 +86,7 @@ func (r *run) takeArrived(ctx context.Context, tasks []*task) ([]*task, error) {
 			if ctx.Err() != nil {
 				return tasks, nil // the workers' waits report it
 			}
-			goruntime.Gosched()
+			cpu.YieldGoroutine()
 		}
 		switch waited := time.Since(start); {
 		case waited < poll.Spin:
