@@ -2,7 +2,11 @@
  * mpibench: the MPI side of `hcclrun bench`, for bench/compare.
  *
  *   mpirun -n 2 ./mpibench -o allreduce -b 8 -e 64M -f 2 [-n 20] [-w 5] [-c 1]
- *          [-d float] [--redop sum] [-r 0]
+ *          [-d float] [--redop sum] [-r 0] [-R 0]
+ *
+ * Compiled with -I bench/mpi/onhccl against libhccl.so instead of an MPI, it
+ * is the same benchmark of the runtime through its C interface (onhccl/mpi.h
+ * maps these MPI calls onto hccl.h), run under hcclrun.
  *
  * It is written to mean exactly what hcclrun bench means (see bench/doc.go),
  * so that the two tables can be divided column by column:
@@ -24,7 +28,10 @@
  *  - algbw = size / time, busbw = algbw times nccl-tests' factor;
  *  - with -c 1, a refill, one more call, and an exact comparison of every
  *    result element with the same integer patterns (#wrong summed over
- *    ranks with MPI_Allreduce).
+ *    ranks with MPI_Allreduce);
+ *  - with -R 1 the buffers come from MPI_Alloc_mem (hcclMemAlloc on
+ *    libhccl.so, as hcclrun bench -R 1 takes runtime.MemAlloc), with -R 0
+ *    (the default) from malloc.
  *
  * MPI_Reduce_scatter_block in place leaves a rank's block at the start of
  * the buffer (hcclrun leaves it at the rank's own offset); the check follows
@@ -64,7 +71,7 @@ static int rank, nranks;
 static struct dtype *dt;
 static const char *opname = "sum";
 static MPI_Op mpiop;
-static int iters = 20, warmup = 5, check = 1, root = 0;
+static int iters = 20, warmup = 5, check = 1, root = 0, alloc_mem = 0;
 
 static void die(const char *msg) {
 	if (rank == 0) fprintf(stderr, "mpibench: %s\n", msg);
@@ -348,7 +355,7 @@ static void print_header(void) {
 
 static void usage(void) {
 	die("usage: mpibench [-o OP[,OP...]|all] [-b MIN] [-e MAX] [-f F | -i STEP] [-n ITERS] [-w WARMUP] [-c 0|1] "
-	    "[-d float|double|int8|uint8|int32|int64] [--redop sum|prod|max|min] [-r ROOT]");
+	    "[-d float|double|int8|uint8|int32|int64] [--redop sum|prod|max|min] [-r ROOT] [-R 0|1]");
 }
 
 int main(int argc, char **argv) {
@@ -367,10 +374,11 @@ int main(int argc, char **argv) {
 		{"stepbytes", required_argument, 0, 'i'}, {"iters", required_argument, 0, 'n'},
 		{"warmup_iters", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
 		{"datatype", required_argument, 0, 'd'}, {"root", required_argument, 0, 'r'},
-		{"redop", required_argument, 0, 'R'},    {0, 0, 0, 0},
+		{"redop", required_argument, 0, 'O'},    {"alloc_mem", required_argument, 0, 'R'},
+		{0, 0, 0, 0},
 	};
 	int ch;
-	while ((ch = getopt_long(argc, argv, "o:b:e:f:i:n:w:c:d:r:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "o:b:e:f:i:n:w:c:d:r:R:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'o': snprintf(opbuf, sizeof opbuf, "%s", optarg); break;
 		case 'b': minb = parse_size(optarg); break;
@@ -382,7 +390,8 @@ int main(int argc, char **argv) {
 		case 'c': check = atoi(optarg); break;
 		case 'd': dname = optarg; break;
 		case 'r': root = atoi(optarg); break;
-		case 'R': opname = optarg; break;
+		case 'O': opname = optarg; break;
+		case 'R': alloc_mem = atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -425,7 +434,13 @@ int main(int argc, char **argv) {
 			if (l.sendcount > maxelems) maxelems = l.sendcount;
 			if (l.recvcount > maxelems) maxelems = l.recvcount;
 		}
-	void *sbuf = malloc(maxelems * dt->size), *rbuf = malloc(maxelems * dt->size);
+	void *sbuf = NULL, *rbuf = NULL;
+	if (alloc_mem) {
+		MPI_Alloc_mem((MPI_Aint)(maxelems * dt->size), MPI_INFO_NULL, &sbuf);
+		MPI_Alloc_mem((MPI_Aint)(maxelems * dt->size), MPI_INFO_NULL, &rbuf);
+	} else {
+		sbuf = malloc(maxelems * dt->size), rbuf = malloc(maxelems * dt->size);
+	}
 	double *stamps = malloc(iters * sizeof *stamps);
 	int *vc = malloc(4 * nranks * sizeof(int));
 	if (!sbuf || !rbuf || !stamps || !vc) die("out of memory");
@@ -500,7 +515,9 @@ int main(int argc, char **argv) {
 		printf("# Out of bounds values : %lld %s\n", (long long)total_wrong, total_wrong ? "FAILED" : "OK");
 		printf("# Avg bus bandwidth    : %.5g \n#\n", nbw ? bwsum / nbw : 0);
 	}
-	free(sbuf), free(rbuf), free(stamps), free(vc), free(pids), free(hosts);
+	if (alloc_mem) MPI_Free_mem(sbuf), MPI_Free_mem(rbuf);
+	else free(sbuf), free(rbuf);
+	free(stamps), free(vc), free(pids), free(hosts);
 	MPI_Finalize();
 	return total_wrong ? 1 : 0;
 }

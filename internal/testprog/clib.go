@@ -59,8 +59,9 @@ func BuildCLib(dir string) (*CLib, error) {
 // Compile compiles the C program src (relative to the module's root) with
 // cc into out, with the flags pkg-config gives for hccl.pc, as the README
 // says to; they put the library's directory in the program's run path, so
-// that it runs without LD_LIBRARY_PATH.
-func (l *CLib) Compile(src, out string) error {
+// that it runs without LD_LIBRARY_PATH. Include directories (relative to
+// the module's root) come before the library's.
+func (l *CLib) Compile(src, out string, include ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
 	root, err := moduleRoot(ctx)
@@ -73,8 +74,11 @@ func (l *CLib) Compile(src, out string) error {
 	if err != nil {
 		return fmt.Errorf("pkg-config --cflags --libs hccl (apt-get install pkg-config): %v", err)
 	}
-	args := append([]string{"-O2", "-Wall", "-Wextra", "-Werror", "-std=c11", filepath.Join(root, filepath.FromSlash(src)), "-o", out},
-		strings.Fields(string(flags))...)
+	args := []string{"-O2", "-Wall", "-Wextra", "-Werror"}
+	for _, dir := range include {
+		args = append(args, "-I"+filepath.Join(root, filepath.FromSlash(dir)))
+	}
+	args = append(append(args, filepath.Join(root, filepath.FromSlash(src)), "-o", out), strings.Fields(string(flags))...)
 	if b, err := exec.CommandContext(ctx, "cc", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("cc %s: %v\n%s", strings.Join(args, " "), err, b)
 	}

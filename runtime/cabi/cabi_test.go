@@ -153,6 +153,23 @@ func TestCBadInput(t *testing.T) {
 	})
 }
 
+// TestMPIBenchOnHCCL: the MPI twin of hcclrun bench, compiled against
+// libhccl.so through bench/mpi/onhccl/mpi.h (bench/cabi's C side), runs
+// every collective out of place and in place with its exact check.
+func TestMPIBenchOnHCCL(t *testing.T) {
+	build(t)
+	bin := filepath.Join(t.TempDir(), "mpibench.hccl")
+	if err := built.lib.Compile("bench/mpi/mpibench.c", bin, "bench/mpi/onhccl"); err != nil {
+		t.Fatal(err)
+	}
+	for _, reg := range []string{"0", "1"} {
+		out, err := hcclrun(t, nil, "-np", "3", bin, "-o", "all", "-b", "0", "-e", "64K", "-f", "8", "-n", "2", "-w", "1", "-c", "1", "-R", reg)
+		if err != nil || !strings.Contains(out, "# Out of bounds values : 0 OK") {
+			t.Fatalf("-R %s: %v\n%s", reg, err, out)
+		}
+	}
+}
+
 // TestPythonExample: the hccl package (ctypes over libhccl.so) runs the
 // Python example, every collective on NumPy arrays checked exactly.
 func TestPythonExample(t *testing.T) {
