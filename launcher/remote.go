@@ -24,6 +24,9 @@ type Remote struct {
 	// (like Open MPI), PREFIX/bin/hcclrun with --prefix, else "hcclrun"
 	// from the remote PATH. "" means "hcclrun".
 	AgentPath string
+	// Slurm, when not nil, starts the agents with one srun step instead
+	// of SSH (slurm.go); SSH is then unused.
+	Slurm *Slurm
 }
 
 // connectHosts turns a placement into the job's hosts: a LocalSpawner for a

@@ -68,7 +68,11 @@ func (j *Job) runPlaced(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	hosts, listen, err := connectHosts(ctx, j.Placement, j.Remote, log)
+	connect := connectHosts
+	if j.Remote.Slurm != nil {
+		connect = connectSlurm
+	}
+	hosts, listen, err := connect(ctx, j.Placement, j.Remote, log)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,10 @@ func agentCommand() *cli.Command {
 		Name:   "agent",
 		Hidden: true,
 		Usage:  "per-host agent of a multi-host job (started by hcclrun over ssh)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "connect", Usage: "dial the launcher at `ADDR` (Slurm launches; the link key comes on stdin)"},
+			&cli.StringFlag{Name: "nodes", Usage: "the job's Slurm `NODES`, in the launcher's order"},
+		},
 		Action: func(c *cli.Context) error {
 			// sshd tearing the session down, or a user's kill: the
 			// ranks go with the agent. A write to a closed stdout is
@@ -26,8 +30,17 @@ func agentCommand() *cli.Command {
 			// table), not the Go runtime's SIGPIPE exit.
 			sigs, stop := notifySignals(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			defer stop()
+			in, out := c.App.Reader, c.App.Writer
+			if addr := c.String("connect"); addr != "" {
+				conn, err := launcher.DialLauncher(c.Context, addr, c.String("nodes"), slurmNodeName(), c.App.Reader)
+				if err != nil {
+					return fmt.Errorf("agent: %w", err)
+				}
+				defer conn.Close()
+				in, out = conn, conn
+			}
 			err := launcher.RunAgent(c.Context, launcher.AgentConfig{
-				In: c.App.Reader, Out: c.App.Writer, Signals: sigs,
+				In: in, Out: out, Signals: sigs,
 				Logger: slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			})
 			if err != nil {

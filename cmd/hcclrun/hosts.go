@@ -30,6 +30,7 @@ func hostFlags() []cli.Flag {
 		&cli.StringFlag{Name: "ssh-known-hosts", Usage: "known_hosts `FILE` (default ~/.ssh/known_hosts)"},
 		&cli.BoolFlag{Name: "ssh-accept-new", Usage: "add unknown host keys to known_hosts, like StrictHostKeyChecking=accept-new (changed keys are still refused)"},
 		&cli.StringFlag{Name: "prefix", Usage: "run `DIR`/bin/hcclrun as the agent on remote hosts"},
+		&cli.StringFlag{Name: "launcher", Usage: "reach the hosts with `HOW`: slurm (one srun step), ssh, or local (this machine only)", DefaultText: "slurm inside a Slurm allocation, ssh with --hostfile or -H, else local"},
 	}
 }
 
@@ -53,13 +54,20 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 		return launcher.Usagef("-N must be at least 1, got %d", c.Int("npernode"))
 	}
 	opts := placement.Options{MapBy: mapBy, PerNode: c.Int("npernode"), Oversubscribe: c.Bool("oversubscribe")}
+	how, err := launcherKind(c.String("launcher"), hostfile != "" || hostList != "")
+	if err != nil {
+		return err
+	}
 	if c.IsSet("np") {
 		opts.NP = job.NP
 	}
 	var hosts []placement.Host
-	if nodes, tasks := slurmAllocation(); hostfile == "" && hostList == "" && nodes != "" && tasks != "" {
+	if nodes, tasks := slurmAllocation(); how != "local" && hostfile == "" && hostList == "" && nodes != "" && tasks != "" {
 		if hosts, err = placement.FromSlurm(nodes, tasks); err != nil {
 			return launcher.Usagef("slurm allocation: %v", err)
+		}
+		if _, ntasks := slurmJob(); !c.IsSet("np") && ntasks > 0 {
+			opts.NP = ntasks
 		}
 	}
 	if hostfile == "" && hostList == "" && hosts == nil {
@@ -102,7 +110,35 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 		},
 		AgentPath: agentPath(c.String("prefix"), os.Args[0]),
 	}
+	if how == "slurm" {
+		job.Remote.Slurm = &launcher.Slurm{}
+	}
 	return nil
+}
+
+// launcherKind is --launcher, or its default: slurm inside an allocation,
+// ssh with a hostfile or -H, local otherwise. slurm needs an allocation to
+// launch in.
+func launcherKind(flag string, hostsGiven bool) (string, error) {
+	inside, _ := slurmJob()
+	switch flag {
+	case "":
+		switch {
+		case hostsGiven:
+			return "ssh", nil
+		case inside:
+			return "slurm", nil
+		}
+		return "local", nil
+	case "slurm":
+		if !inside {
+			return "", launcher.Usagef("--launcher slurm: not inside a Slurm allocation (SLURM_JOB_NODELIST and SLURM_TASKS_PER_NODE unset); run under salloc or sbatch")
+		}
+		return flag, nil
+	case "ssh", "local":
+		return flag, nil
+	}
+	return "", launcher.Usagef("--launcher %q: want slurm, ssh or local", flag)
 }
 
 func showMap(io stdio, p *placement.Placement) error {

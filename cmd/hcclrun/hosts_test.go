@@ -167,12 +167,34 @@ func TestSlurmAllocation(t *testing.T) {
 	if strings.Join(got, ",") != "h1:2,h2:2,h3:1" {
 		t.Fatalf("placement %v", got)
 	}
-	// -H wins over the allocation.
-	if job, _, err = parse(t, "-H", "x:1", "p"); err != nil || len(job.Placement.Nodes) != 1 || job.Placement.Nodes[0].Host.Name != "x" {
+	if job.Remote.Slurm == nil {
+		t.Fatal("inside an allocation the agents are not started with srun")
+	}
+	// -H wins over the allocation, and is reached over SSH.
+	if job, _, err = parse(t, "-H", "x:1", "p"); err != nil || len(job.Placement.Nodes) != 1 || job.Placement.Nodes[0].Host.Name != "x" || job.Remote.Slurm != nil {
 		t.Fatalf("-H in an allocation: %v %+v", err, job)
 	}
+	if job, _, err = parse(t, "--launcher", "ssh", "p"); err != nil || job.Placement.Size() != 5 || job.Remote.Slurm != nil {
+		t.Fatalf("--launcher ssh in an allocation: %v %+v", err, job)
+	}
+	if job, _, err = parse(t, "--launcher", "local", "-np", "3", "p"); err != nil || job.Placement != nil || job.NP != 3 {
+		t.Fatalf("--launcher local in an allocation: %v %+v", err, job)
+	}
+	if _, _, err = parse(t, "--launcher", "pbs", "p"); err == nil || !strings.Contains(err.Error(), "want slurm, ssh or local") {
+		t.Fatalf("--launcher pbs: %v", err)
+	}
+	// -np defaults to the allocation's task count.
+	t.Setenv("SLURM_NTASKS", "4")
+	if job, _, err = parse(t, "p"); err != nil || job.Placement.Size() != 4 {
+		t.Fatalf("SLURM_NTASKS=4: %v %+v", err, job)
+	}
+	t.Setenv("SLURM_NTASKS", "")
 	t.Setenv("SLURM_TASKS_PER_NODE", "2")
 	if _, _, err := parse(t, "p"); err == nil || !strings.Contains(err.Error(), "slurm allocation") {
 		t.Fatalf("inconsistent allocation: %v", err)
+	}
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	if _, _, err := parse(t, "--launcher", "slurm", "p"); err == nil || !strings.Contains(err.Error(), "not inside a Slurm allocation") {
+		t.Fatalf("--launcher slurm outside an allocation: %v", err)
 	}
 }

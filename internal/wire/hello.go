@@ -15,6 +15,7 @@ const (
 	PurposeControl Purpose = 1 // a rank or agent to the launcher's control server
 	PurposeData    Purpose = 2 // a data link between two ranks
 	PurposeShm     Purpose = 3 // a unix socket that sets up shared memory between two ranks
+	PurposeAgent   Purpose = 4 // a host's agent dialling back to the launcher (Slurm launches)
 )
 
 func (p Purpose) String() string {
@@ -25,6 +26,8 @@ func (p Purpose) String() string {
 		return "data"
 	case PurposeShm:
 		return "shm"
+	case PurposeAgent:
+		return "agent"
 	}
 	return fmt.Sprintf("purpose(%d)", byte(p))
 }
