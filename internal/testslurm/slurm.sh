@@ -4,7 +4,9 @@
 # this script never starts or stops the hosts). Needs root and Debian's slurm-wlm + munge:
 #   apt-get install -y --no-install-recommends slurm-wlm munge
 #
-#   slurm.sh up         start munged, slurmctld, slurmd on every host; wait until all are idle
+#   slurm.sh up         start munged, slurmctld, slurmd on every host; wait until all are idle.
+#                       When up already, restarts the slurmd of a host that lost it (a test
+#                       crashed and restarted the host) and waits for the nodes again.
 #   slurm.sh down       stop them (by recorded PID), remove the state
 #   slurm.sh status     recorded PIDs, liveness, sinfo
 #   slurm.sh env        shell exports for the tests: eval "$(internal/testslurm/slurm.sh env)"
@@ -117,6 +119,7 @@ start_slurmd() { # $1 = host name
   nsenter -t "$init" -n -m -u -i -p env PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     slurmd -D -N "$h" -f "$D/slurm.conf" > "$D/log/slurmd-$h.out" 2>&1 < /dev/null &
   echo $! > "$D/slurmd-$h.bgpid"
+  echo "$init" > "$D/slurmd-$h.init"
 }
 
 stop_pid() { # $1 = recorded pid file; a recorded nsenter's children go first
@@ -148,7 +151,17 @@ up() {
   command -v slurmctld >/dev/null || die "apt-get install -y --no-install-recommends slurm-wlm munge"
   hosts_env
   if [ -f "$D/slurmctld.bgpid" ] && alive "$(cat "$D/slurmctld.bgpid")"; then
-    echo "slurm.sh: already up"; write_env; return 0
+    local h fixed=0
+    for h in "${NAMES[@]}"; do
+      # a host restarted by hosts.sh has a new init: a slurmd outside it is stale
+      if [ -f "$D/slurmd-$h.bgpid" ] && alive "$(cat "$D/slurmd-$h.bgpid")" && \
+         [ "$(cat "$D/slurmd-$h.init" 2>/dev/null)" = "$(cat "$HCCL_TEST_STATE/$h/init.pid" 2>/dev/null)" ]; then
+        continue
+      fi
+      stop_pid "$D/slurmd-$h.bgpid" KILL; start_slurmd "$h"; fixed=1
+    done
+    [ $fixed = 1 ] && wait_idle
+    write_env; return 0
   fi
   start_munge
   write_conf
