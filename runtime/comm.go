@@ -122,6 +122,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		layout, known = plan.EvenLayout(job.Size, job.RanksPerServer), true
 	}
 	fail := func(err error) error {
+		job.host.shut()
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w after %v (HCCL_CONNECT_TIMEOUT, WithConnectTimeout): %w", ErrTimeout, knobs.ConnectTimeout, err)
 		}
@@ -200,7 +201,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		job: job, knobs: knobs, log: log, ctl: ctl, links: links, sel: sel, layout: layout,
 		p2pSeq:    make(map[int]uint64),
 		watchDone: make(chan struct{}),
-		family:    newFamily(ctl),
+		family:    newFamily(job.host.wrap(ctl)),
 	}
 	c.exec = executor.New(job.Rank, links, c.execConfig())
 	go c.watchControl()
@@ -233,6 +234,17 @@ func resolve(s *settings) (Job, tunables, error) {
 		}
 		if job.LocalSize == 0 {
 			job.LocalRank, job.LocalSize = job.Rank, job.Size
+		}
+	} else if t, srun, err := pmiFromEnv(osGetenv); srun {
+		if err != nil {
+			return Job{}, tunables{}, err
+		}
+		log := s.logger
+		if log == nil {
+			log = defaultLogger(knobs.Debug)
+		}
+		if job, err = joinPMI(t, knobs, log); err != nil {
+			return Job{}, tunables{}, err
 		}
 	} else if job, err = jobFromEnv(osGetenv); err != nil {
 		return Job{}, tunables{}, err

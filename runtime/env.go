@@ -35,6 +35,8 @@ type Job struct {
 	// for tests whose ranks claim servers of different sizes. Every rank
 	// must be given the same.
 	Servers []int
+
+	host *controlHost // rank 0 of a job srun started: the control plane it serves (pmi.go)
 }
 
 // tunables are the runtime's knobs: HCCL_ALGO, HCCL_BUFFSIZE, ... and the
@@ -273,3 +275,42 @@ func knobsFromEnv(getenv func(string) string) (tunables, error) {
 // osGetenv is os.Getenv, named so that the one reader of the process
 // environment is visible here.
 var osGetenv = os.Getenv
+
+// pmiTask is what srun --mpi=pmi2 gives each task: the socket to its
+// slurmstepd (PMI_FD), its rank (PMI_RANK), and the Slurm job and step,
+// for the job's id.
+type pmiTask struct {
+	fd, rank  int
+	pmiJob    string // PMI_JOBID
+	slurmJob  string // SLURM_JOB_ID
+	slurmStep string // SLURM_STEP_ID
+}
+
+// pmiFromEnv reports whether this process was started by srun rather than
+// hcclrun (no HCCL_RANK): with PMI_FD it is a PMI-2 task; without, srun ran
+// it with no PMI plugin, which is an error that says what to do.
+func pmiFromEnv(getenv func(string) string) (pmiTask, bool, error) {
+	if getenv("HCCL_RANK") != "" {
+		return pmiTask{}, false, nil
+	}
+	fd := getenv("PMI_FD")
+	if fd == "" {
+		if getenv("SLURM_STEP_ID") != "" && getenv("SLURM_PROCID") != "" {
+			return pmiTask{}, true, fmt.Errorf("started by srun without PMI-2 (PMI_FD is not set): run srun --mpi=pmi2 ...; " +
+				"if srun --mpi=list does not offer pmi2, this Slurm lacks its mpi/pmi2 plugin: run hcclrun inside salloc or sbatch instead")
+		}
+		return pmiTask{}, false, nil
+	}
+	t := pmiTask{pmiJob: getenv("PMI_JOBID"), slurmJob: getenv("SLURM_JOB_ID"), slurmStep: getenv("SLURM_STEP_ID")}
+	var err error
+	if t.fd, err = strconv.Atoi(fd); err != nil || t.fd < 0 {
+		return pmiTask{}, true, fmt.Errorf("PMI_FD=%q: want a file descriptor", fd)
+	}
+	t.rank = -1
+	if s := getenv("PMI_RANK"); s != "" {
+		if t.rank, err = strconv.Atoi(s); err != nil || t.rank < 0 {
+			return pmiTask{}, true, fmt.Errorf("PMI_RANK=%q: want an integer >= 0", s)
+		}
+	}
+	return t, true, nil
+}
