@@ -229,6 +229,12 @@ func acceptAgents(ctx context.Context, ln *netio.Listener, st *step, names []str
 	return conns, nil
 }
 
+// stepLinger is how long srun gets to end on its own after the agents'
+// goodbye, and again after SIGTERM. It ends at once after a clean job;
+// after a lost node it waits for that node's slurmstepd, which Slurm
+// gives up on only much later, and the job's outcome is known already.
+const stepLinger = 2 * time.Second
+
 // step is the running srun of the agents.
 type step struct {
 	cmd    *exec.Cmd
@@ -331,8 +337,8 @@ func (s *step) release() {
 	}
 	select {
 	case <-s.done:
-	case <-time.After(5 * time.Second):
-		s.log.Warn("srun did not end after the agents' goodbye; stopping it", "pid", s.cmd.Process.Pid)
+	case <-time.After(stepLinger):
+		s.log.Debug("srun did not end after the agents' goodbye; stopping it", "pid", s.cmd.Process.Pid)
 		s.stop()
 	}
 }
@@ -345,7 +351,7 @@ func (s *step) stop() {
 	select {
 	case <-s.done:
 		return
-	case <-time.After(5 * time.Second):
+	case <-time.After(stepLinger):
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	<-s.done
