@@ -372,7 +372,7 @@ func TestScancel(t *testing.T) {
 			if err != nil || m == nil {
 				t.Fatalf("sbatch: %v\n%s", err, out)
 			}
-			t.Cleanup(func() { exec.Command("scancel", m[1]).Run() })
+			t.Cleanup(func() { e.Cmd(context.Background(), "scancel", m[1]).Run() })
 			for end := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
 				got, _ := os.ReadFile(outFile)
 				if len(okLine.FindAll(got, -1)) == 6 {
@@ -413,7 +413,7 @@ func TestLaunchTime(t *testing.T) {
 		t.Fatalf("salloc --no-shell: %v\n%s", err, out)
 	}
 	alloc := m[1]
-	t.Cleanup(func() { exec.Command("scancel", alloc).Run() })
+	t.Cleanup(func() { e.Cmd(context.Background(), "scancel", alloc).Run() })
 	hf := filepath.Join(t.TempDir(), "hostfile")
 	os.WriteFile(hf, []byte("h1 slots=2\nh2 slots=2\nh3 slots=2\n"), 0o644)
 	inAlloc := []string{"SLURM_JOB_ID=" + alloc, "SLURM_JOB_NODELIST=h[1-3]", "SLURM_TASKS_PER_NODE=2(x3)", "SLURM_NTASKS=6"}
