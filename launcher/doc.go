@@ -25,6 +25,13 @@
 //     user or key starts nothing anywhere, runs the ranks of a host that is
 //     this machine directly, and binds the control plane to the address this
 //     machine has towards the hosts (never to every interface).
+//   - Jobs inside a Slurm allocation (slurm.go, Remote.Slurm): one srun
+//     step starts an agent on every node of the placement (one task per
+//     node, --kill-on-bad-exit), this machine's included, so that the
+//     ranks live in Slurm's step; each agent dials back over TCP,
+//     authenticated with a fresh link key srun copies to the agents' stdin
+//     (DialLauncher), and the agent protocol runs over that connection.
+//     The step ends when the agents say goodbye, else srun is stopped.
 //   - The agent (agent.go, RunAgent) and its protocol (agentproto.go):
 //     length-prefixed frames over the SSH session's stdin and stdout, the
 //     job key inside them (never on a command line), heartbeats both ways.

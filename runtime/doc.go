@@ -93,6 +93,16 @@
 // CPU (shmlink.Host); docs/performance.md, "Start-up at scale", has the
 // figures.
 //
+// A program started by `srun --mpi=pmi2` instead of hcclrun (no HCCL_RANK,
+// a PMI_FD) joins through Slurm (pmi.go, internal/pmi2): slurmstepd tells
+// each rank its rank, the size and every rank's node; rank 0 serves the
+// control plane itself, on the interface HCCL_SOCKET_IFNAME names or the
+// chooser's, with a fresh job key, both published in the PMI key-value
+// space; from there Init goes on as above. That server aborts the job
+// when a rank is lost, and rank 0's last Close stops it once the others
+// have left. srun without PMI-2 (PMI_FD unset) fails Init with what to run
+// instead.
+//
 // # Knobs
 //
 // Beyond the contract's (HCCL_ALGO, HCCL_DEBUG, HCCL_SOCKET_IFNAME,
