@@ -29,6 +29,9 @@ type AgentConfig struct {
 	// each means the session is being torn down, so the ranks are killed.
 	Signals <-chan os.Signal
 	Logger  *slog.Logger // nil discards; the CLI logs to stderr, which the launcher relays
+	// JobKey, when set (a Slurm launch: DialLauncher's key), is put in
+	// every rank's empty HCCL_JOB_KEY: the launcher does not send it.
+	JobKey string
 }
 
 // RunAgent is `hcclrun agent`: the per-host side of a multi-host job. It
@@ -52,6 +55,7 @@ func RunAgent(ctx context.Context, cfg AgentConfig) error {
 		frames: make(chan frame, 64),
 		exited: make(chan int, 64),
 		ranks:  make(map[int]*agentRank),
+		jobKey: cfg.JobKey,
 	}
 	go a.readLoop(cfg.In)
 	if err := a.handshake(); err != nil {
@@ -71,6 +75,7 @@ type agent struct {
 	exited   chan int
 	ranks    map[int]*agentRank
 	lastSeen time.Time
+	jobKey   string
 }
 
 type agentRank struct {
@@ -211,6 +216,13 @@ func (a *agent) start(m agentMsg) error {
 		return a.fw.sendMsg(msgStarted, agentMsg{Rank: rank, Err: fmt.Sprintf("rank %d started twice", rank), Code: ExitFailure})
 	}
 	r := &agentRank{done: make(chan struct{})}
+	if a.jobKey != "" {
+		for i, kv := range m.Env {
+			if kv == EnvJobKey+"=" {
+				m.Env[i] = kv + a.jobKey
+			}
+		}
+	}
 	spec := ProcSpec{
 		Rank: rank, Path: m.Path, Args: m.Args, Dir: m.Dir, Env: m.Env, CPUs: m.CPUs,
 		Stdout: &agentOutput{fw: a.fw, rank: rank, stream: streamStdout},

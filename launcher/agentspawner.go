@@ -31,6 +31,10 @@ type AgentLink struct {
 	// could not start, the shell's complaint); it is relayed to the log
 	// and quoted in a failed handshake.
 	Stderr io.Reader
+	// JobKey, when set, is the job key the agent holds already (a Slurm
+	// launch's link key): Start sends the ranks' HCCL_JOB_KEY empty and
+	// the agent fills it in, so the key never crosses an unencrypted link.
+	JobKey []byte
 }
 
 // HostLostError is the error of every rank of a host whose agent link was
@@ -357,8 +361,18 @@ func (s *agentSpawner) Start(spec ProcSpec) (Process, error) {
 	// Registered before the start so that no early output is dropped.
 	s.procs[spec.Rank] = p
 	s.mu.Unlock()
+	env := spec.Env
+	if s.link.JobKey != nil {
+		env = make([]string, len(spec.Env))
+		for i, kv := range spec.Env {
+			if strings.HasPrefix(kv, EnvJobKey+"=") {
+				kv = EnvJobKey + "="
+			}
+			env[i] = kv
+		}
+	}
 	err := s.fw.sendMsg(msgStart, agentMsg{
-		Rank: spec.Rank, Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env, CPUs: spec.CPUs, Stdin: spec.Stdin != nil,
+		Rank: spec.Rank, Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: env, CPUs: spec.CPUs, Stdin: spec.Stdin != nil,
 	})
 	if err != nil {
 		s.markLost(fmt.Errorf("write to the agent: %w", err))

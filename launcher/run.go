@@ -106,7 +106,7 @@ func (r *resolved) prepare(ctx context.Context) (controlPlane, []byte, error) {
 			return nil, nil, err
 		}
 	}
-	key, err := wire.NewKey()
+	key, err := jobKey(r.hosts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -27,7 +27,9 @@ import (
 // needed. Each agent dials back to the launcher over TCP, authenticated
 // with a fresh link key that srun hands every agent on its standard input
 // (never on a command line); the agent protocol then runs over that
-// connection exactly as over an SSH session.
+// connection exactly as over an SSH session. That key is also the job key:
+// the agents put it in their ranks' environment themselves, so it never
+// crosses the network in the clear, as it does not over SSH.
 type Slurm struct {
 	// Srun is the srun to run; "" means "srun" from PATH.
 	Srun string
@@ -79,6 +81,7 @@ func connectSlurm(ctx context.Context, p *placement.Placement, rm Remote, log *s
 	if err != nil {
 		return nil, "", err
 	}
+	st.users = len(p.Nodes)
 	conns, err := acceptAgents(ctx, ln, st, names)
 	log.Debug("slurm agents connected", "nodes", len(names), "took", time.Since(start), "err", err)
 	if err != nil {
@@ -96,18 +99,16 @@ func connectSlurm(ctx context.Context, p *placement.Placement, rm Remote, log *s
 	for i, n := range p.Nodes {
 		hosts[i].Ranks, hosts[i].Addr = n.Ranks, addrs[i]
 		c := conns[i]
+		var once sync.Once
 		wg.Go(func() {
-			var sp Spawner
-			sp, errs[i] = NewAgentSpawner(ctx, names[i], AgentLink{
-				R: c, W: halfCloser{c}, Close: c.Close,
+			hosts[i].Spawner, errs[i] = NewAgentSpawner(ctx, names[i], AgentLink{
+				R: c, W: halfCloser{c}, JobKey: key,
+				// The last link closed ends the step.
+				Close: func() error { err := c.Close(); once.Do(st.release); return err },
 			}, log)
-			if sp != nil {
-				hosts[i].Spawner = &stepSpawner{Spawner: sp, step: st}
-			}
 		})
 	}
 	wg.Wait()
-	st.users = len(p.Nodes)
 	if err := errors.Join(errs...); err != nil {
 		for _, h := range hosts {
 			if h.Spawner != nil {
@@ -325,8 +326,9 @@ func (s *step) why() string {
 	return msg
 }
 
-// release is a spawner's Close: after the last one, srun should end on
-// its own (every agent said goodbye and exited); it is stopped otherwise.
+// release is an agent link's Close: after the last one, srun should end
+// on its own (every agent said goodbye and exited); it is stopped
+// otherwise.
 func (s *step) release() {
 	s.mu.Lock()
 	s.users--
@@ -357,18 +359,15 @@ func (s *step) stop() {
 	<-s.done
 }
 
-// stepSpawner is an agent reached through the srun step: closing the last
-// one waits for the step's end.
-type stepSpawner struct {
-	Spawner
-	step *step
-	once sync.Once
-}
-
-func (s *stepSpawner) Close() error {
-	err := s.Spawner.Close()
-	s.once.Do(s.step.release)
-	return err
+// jobKey is the job key of a job on hosts: the link key of its srun step,
+// which its agents hold, else a fresh one.
+func jobKey(hosts []Host) (wire.Key, error) {
+	for _, h := range hosts {
+		if s, ok := h.Spawner.(*agentSpawner); ok && s.link.JobKey != nil {
+			return s.link.JobKey, nil
+		}
+	}
+	return wire.NewKey()
 }
 
 // halfCloser is the write side of an agent's TCP link: closing it sends
@@ -388,19 +387,20 @@ func (h halfCloser) Close() error {
 // key (one line of hex) from keyIn, srun's standard input, finds node, its
 // Slurm node name (SLURMD_NODENAME), in nodes (the launcher's --nodes
 // list), and dials the launcher at addr as that node's agent. The
-// returned connection carries the agent protocol (RunAgent's In and Out).
-func DialLauncher(ctx context.Context, addr, nodes, node string, keyIn io.Reader) (net.Conn, error) {
+// returned connection carries the agent protocol (RunAgent's In and Out);
+// the key, in hex, is the job key (AgentConfig.JobKey).
+func DialLauncher(ctx context.Context, addr, nodes, node string, keyIn io.Reader) (net.Conn, string, error) {
 	line, err := bufio.NewReader(keyIn).ReadString('\n')
 	if err != nil {
-		return nil, fmt.Errorf("read the link key from standard input: %w", err)
+		return nil, "", fmt.Errorf("read the link key from standard input: %w", err)
 	}
 	key, err := wire.ParseKey(strings.TrimSpace(line))
 	if err != nil {
-		return nil, fmt.Errorf("link key: %w", err)
+		return nil, "", fmt.Errorf("link key: %w", err)
 	}
 	names, err := placement.ExpandHostlist(nodes)
 	if err != nil {
-		return nil, fmt.Errorf("--nodes: %w", err)
+		return nil, "", fmt.Errorf("--nodes: %w", err)
 	}
 	idx := -1
 	short, _, _ := strings.Cut(node, ".")
@@ -411,13 +411,13 @@ func DialLauncher(ctx context.Context, addr, nodes, node string, keyIn io.Reader
 		}
 	}
 	if idx < 0 {
-		return nil, fmt.Errorf("this node (%q) is not among the job's nodes %s", node, nodes)
+		return nil, "", fmt.Errorf("this node (%q) is not among the job's nodes %s", node, nodes)
 	}
 	dctx, cancel := context.WithTimeout(ctx, slurmConnect)
 	defer cancel()
 	c, _, err := netio.Dial(dctx, addr, key, wire.Hello{Purpose: wire.PurposeAgent, Rank: uint32(idx)})
 	if err != nil {
-		return nil, fmt.Errorf("dial the launcher at %s: %w", addr, err)
+		return nil, "", fmt.Errorf("dial the launcher at %s: %w", addr, err)
 	}
-	return c, nil
+	return c, wire.EncodeKey(key), nil
 }

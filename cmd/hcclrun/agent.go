@@ -30,17 +30,17 @@ func agentCommand() *cli.Command {
 			// table), not the Go runtime's SIGPIPE exit.
 			sigs, stop := notifySignals(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			defer stop()
-			in, out := c.App.Reader, c.App.Writer
+			in, out, key := c.App.Reader, c.App.Writer, ""
 			if addr := c.String("connect"); addr != "" {
-				conn, err := launcher.DialLauncher(c.Context, addr, c.String("nodes"), slurmNodeName(), c.App.Reader)
+				conn, k, err := launcher.DialLauncher(c.Context, addr, c.String("nodes"), slurmNodeName(), c.App.Reader)
 				if err != nil {
 					return fmt.Errorf("agent: %w", err)
 				}
 				defer conn.Close()
-				in, out = conn, conn
+				in, out, key = conn, conn, k
 			}
 			err := launcher.RunAgent(c.Context, launcher.AgentConfig{
-				In: in, Out: out, Signals: sigs,
+				In: in, Out: out, Signals: sigs, JobKey: key,
 				Logger: slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			})
 			if err != nil {
