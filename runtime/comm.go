@@ -100,10 +100,12 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	log = log.With("rank", job.Rank)
 	tf, err := readTableFacts(job.RankTableFile, job.Size, job.Rank)
 	if err != nil {
+		job.host.shut()
 		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 	}
 	sel, err := newSelector(knobs, hostCPUs(tf.serverCPUs, ""), tf.handoff, log)
 	if err != nil {
+		job.host.shut()
 		return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 	}
 	layout, known := tf.layout, tf.fromTable || job.Size == 1
@@ -115,6 +117,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 			layout, err = plan.NewLayout(job.Servers)
 		}
 		if err != nil {
+			job.host.shut()
 			return nil, &OpError{Op: "Init", Rank: job.Rank, Peer: -1, Step: -1, Err: fmt.Errorf("%w: %w", ErrInvalidArgument, err)}
 		}
 		known = true

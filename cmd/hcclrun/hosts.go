@@ -62,6 +62,7 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 		opts.NP = job.NP
 	}
 	var hosts []placement.Host
+	inAlloc := false
 	if nodes, tasks := slurmAllocation(); how != "local" && hostfile == "" && hostList == "" && nodes != "" && tasks != "" {
 		if hosts, err = placement.FromSlurm(nodes, tasks); err != nil {
 			return launcher.Usagef("slurm allocation: %v", err)
@@ -69,6 +70,7 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 		if _, ntasks := slurmJob(); !c.IsSet("np") && ntasks > 0 {
 			opts.NP = ntasks
 		}
+		inAlloc = true
 	}
 	if hostfile == "" && hostList == "" && hosts == nil {
 		if opts.PerNode > 0 && !c.IsSet("np") {
@@ -91,6 +93,10 @@ func placeJob(c *cli.Context, io stdio, job *launcher.Job) error {
 	}
 	p, err := placement.Map(hosts, opts)
 	if err != nil {
+		if _, tasks := slurmAllocation(); inAlloc {
+			// Slots are the allocation's tasks, as with Open MPI.
+			return launcher.Usagef("%v; the Slurm allocation has SLURM_TASKS_PER_NODE=%s: ask salloc or sbatch for the tasks (-n, --ntasks-per-node)", err, tasks)
+		}
 		return launcher.Usagef("%v", err)
 	}
 	if c.Bool("display-map") {
