@@ -455,3 +455,29 @@ func TestLaunchTime(t *testing.T) {
 			ds[0].Round(time.Millisecond), ds[rounds/2].Round(time.Millisecond), ds[rounds-1].Round(time.Millisecond), rounds)
 	}
 }
+
+// TestLauncherKilled: SIGKILL of hcclrun inside an allocation, which runs
+// no code, leaves nothing: srun goes with it (parent-death signal) and
+// Slurm ends the step, and each agent sees its link end and kills its
+// ranks.
+func TestLauncherKilled(t *testing.T) {
+	e, b := setup(t)
+	hcclrun, collcheck := filepath.Join(b, "hcclrun"), filepath.Join(b, "collcheck")
+	j := startJob(t, e, "salloc", "-N", "3", "--ntasks-per-node=2", hcclrun, collcheck, "-hold", "2m")
+	j.waitOK(t, 6)
+	var launcher []int
+	for _, p := range procs(b, "", "") {
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if args := strings.Split(string(cmd), "\x00"); args[0] == hcclrun && len(args) > 1 && args[1] == collcheck {
+			launcher = append(launcher, p)
+		}
+	}
+	if len(launcher) != 1 {
+		t.Fatalf("launcher processes %v, want one", launcher)
+	}
+	killed := time.Now()
+	syscall.Kill(launcher[0], syscall.SIGKILL)
+	noneLeft(t, b, 20*time.Second)
+	t.Logf("no process left %v after the launcher's SIGKILL", time.Since(killed).Round(time.Millisecond))
+	j.wait(t, 30*time.Second, killed)
+}
