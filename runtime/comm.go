@@ -339,7 +339,7 @@ func (c *Comm) watchControl() {
 			c.markBroken(fmt.Errorf("%w by %s: %s", ErrAborted, who, abort.Reason))
 		}
 	} else {
-		c.markBroken(fmt.Errorf("%w: lost the control plane: %w", ErrAborted, err))
+		c.markBroken(fmt.Errorf("%w: lost the control plane%s: %w", ErrAborted, c.job.controlBy, err))
 	}
 	// Shut, not close: a collective may be running on the links.
 	c.shutLinks()

@@ -36,7 +36,8 @@ type Job struct {
 	// must be given the same.
 	Servers []int
 
-	host *controlHost // rank 0 of a job srun started: the control plane it serves (pmi.go)
+	host      *controlHost // rank 0 of a job srun started: the control plane it serves (pmi.go)
+	controlBy string       // who serves the control plane when not the launcher, e.g. " (rank 0's)"
 }
 
 // tunables are the runtime's knobs: HCCL_ALGO, HCCL_BUFFSIZE, ... and the

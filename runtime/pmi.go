@@ -115,7 +115,7 @@ func pmiExchange(c *pmi2.Client, t pmiTask, knobs tunables, log *slog.Logger) (J
 	if j.Key, err = wire.ParseKey(hexKey); err != nil {
 		return j, err
 	}
-	j.ControlAddr = addr
+	j.ControlAddr, j.controlBy = addr, " (rank 0's)"
 	return j, nil
 }
 

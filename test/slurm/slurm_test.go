@@ -295,21 +295,24 @@ func killRank(t *testing.T, b, envName string, rank int) {
 func TestRankKilled(t *testing.T) {
 	e, b := setup(t)
 	hcclrun, collcheck := filepath.Join(b, "hcclrun"), filepath.Join(b, "collcheck")
+	srun := []string{"srun", "--mpi=pmi2", "--kill-on-bad-exit=0", "-N", "3", "-n", "6", collcheck, "-hold", "2m"}
 	for _, tc := range []struct {
 		name, env string
+		rank      int
 		cmd       []string
 		want      string
 	}{
-		{"hcclrun", "HCCL_RANK", []string{"salloc", "-N", "3", "--ntasks-per-node=2", hcclrun, collcheck, "-hold", "2m"},
+		{"hcclrun", "HCCL_RANK", 3, []string{"salloc", "-N", "3", "--ntasks-per-node=2", hcclrun, collcheck, "-hold", "2m"},
 			`rank 3 \(pid \d+ on h2\) killed by SIGKILL`},
-		{"srun", "PMI_RANK", []string{"srun", "--mpi=pmi2", "--kill-on-bad-exit=0", "-N", "3", "-n", "6", collcheck, "-hold", "2m"},
-			`job aborted: rank 3 lost`},
+		{"srun", "PMI_RANK", 3, srun, `job aborted: rank 3 lost`},
+		// rank 0 serves the control plane: the others say so
+		{"srun-rank0", "PMI_RANK", 0, srun, `(?m)^rank 5: .*lost the control plane \(rank 0's\)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := startJob(t, e, tc.cmd[0], tc.cmd[1:]...)
 			j.waitOK(t, 6)
 			killed := time.Now()
-			killRank(t, b, tc.env, 3)
+			killRank(t, b, tc.env, tc.rank)
 			took := j.wait(t, 30*time.Second, killed)
 			t.Logf("job ended %v after the kill", took.Round(time.Millisecond))
 			if j.err == nil || !regexp.MustCompile(tc.want).MatchString(j.out.String()) {
