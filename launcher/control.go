@@ -25,6 +25,10 @@ type controlPlane interface {
 	// rank. It costs O(ranks): the supervisor asks only to settle an exit
 	// that the events have not explained yet.
 	States() []control.RankState
+	// Status is the server's full view of every rank (jobstatus.go),
+	// Heartbeat the job's heartbeat interval.
+	Status() []control.RankStatus
+	Heartbeat() time.Duration
 	Close() error
 }
 
@@ -95,6 +99,9 @@ type serverControl struct {
 func (c *serverControl) Addr() string                    { return c.srv.Addr() }
 func (c *serverControl) Abort(origin int, reason string) { c.srv.Abort(origin, reason) }
 func (c *serverControl) Events() <-chan controlEvent     { return c.events }
+
+func (c *serverControl) Status() []control.RankStatus { return c.srv.Status() }
+func (c *serverControl) Heartbeat() time.Duration     { return c.srv.Heartbeat() }
 
 func (c *serverControl) States() []control.RankState {
 	st := c.srv.Status()

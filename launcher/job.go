@@ -80,7 +80,7 @@ type Job struct {
 	// what signal.Notify catches for SIGINT, SIGTERM, SIGHUP, SIGTSTP and
 	// SIGCONT). The first SIGINT, SIGTERM or SIGHUP is forwarded to every
 	// rank, SIGKILL following after Grace; a second kills every rank at
-	// once. SIGTSTP stops every rank (SIGSTOP, as mpirun does) and then
+	// once. SIGUSR1 prints the job's status to Stderr (jobstatus.go). SIGTSTP stops every rank (SIGSTOP, as mpirun does) and then
 	// calls Suspend; SIGCONT resumes them (suspend.go). nil means signals
 	// are not handled here.
 	Signals <-chan os.Signal
@@ -88,6 +88,10 @@ type Job struct {
 	// the ranks: the CLI stops its own process there, as Ctrl-Z expects,
 	// and the SIGCONT that resumes it comes back through Signals.
 	Suspend func()
+	// CollName names a collective by its number on the wire, for the
+	// job's status (jobstatus.go: SIGUSR1 and hcclrun status); nil
+	// prints the number. The CLI passes the runtime's names.
+	CollName func(uint8) string
 
 	Logger *slog.Logger // nil discards
 }

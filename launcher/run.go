@@ -40,6 +40,7 @@ func (j *Job) Run(ctx context.Context) error {
 	}
 	s := newSupervisor(r, ctl)
 	defer s.cleanup()
+	defer s.serveStatus()() // jobstatus.go
 	for i, h := range r.hosts {
 		path, err := h.Spawner.StageRankTable(data)
 		if err != nil {

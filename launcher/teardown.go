@@ -23,6 +23,9 @@ func (s *supervisor) onSignal(sig os.Signal) {
 	case syscall.SIGCONT:
 		s.onResume()
 		return
+	case syscall.SIGUSR1:
+		s.printStatus() // jobstatus.go
+		return
 	}
 	if s.tearing {
 		s.r.log.Debug("second signal: killing every rank", "signal", SignalName(ss))

@@ -131,7 +131,8 @@ func segmentLimit(knobs tunables, ringBytes int) int64 {
 // HCCL_BUFFSIZE and the rings, failures reported at once to c.fail.
 func (c *Comm) execConfig() executor.Config {
 	b := c.links.board
-	return executor.Config{SegmentBytes: segmentBytes(c.knobs.BuffSize, b.ringBytes), OnFailure: c.fail, Poll: b.poll}
+	return executor.Config{SegmentBytes: segmentBytes(c.knobs.BuffSize, b.ringBytes), OnFailure: c.fail, Poll: b.poll,
+		Where: c.whereWord()}
 }
 
 // runChannels runs call a, cut as sp, on its channels at once. What the

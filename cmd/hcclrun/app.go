@@ -148,6 +148,7 @@ func jobWith(c *cli.Context, io stdio, program string, args []string) (*launcher
 		Stdout:    io.out,
 		Stderr:    io.err,
 		Logger:    slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: level})),
+		CollName:  collName, // status.go
 	}
 	if err := placeJob(c, io, job); err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ func commands() []*cli.Command {
 		topoRankCommand(),
 		planCommand(),
 		benchCommand(),
+		statusCommand(),
 		agentCommand(),
 	}
 }

@@ -46,7 +46,8 @@ type Client struct {
 	closing  sync.Once
 	leaving  atomic.Bool // a Leave was sent: the server hanging up is expected
 
-	progress progress // SetProgress; read by beatLoop and Status
+	progress progress      // SetProgress; read by beatLoop and Status
+	where    atomic.Uint64 // Where; read by beatLoop
 }
 
 // Dial connects rank (of a job of size ranks) to the control server at
@@ -214,7 +215,7 @@ func (c *Client) beatLoop() {
 		select {
 		case <-t.C:
 			seq, inCall := c.progress.load()
-			if err := c.write(&msg{Type: tPing, Seq: seq, InCall: inCall}); err != nil {
+			if err := c.write(&msg{Type: tPing, Seq: seq, InCall: inCall, Where: c.where.Load()}); err != nil {
 				return
 			}
 		case <-c.stopBeat:

@@ -3,6 +3,7 @@ package control
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net"
@@ -358,6 +359,13 @@ func (s *Server) serveConn(conn net.Conn, hello wire.Hello) {
 		if m.Type == tPing {
 			// The common message takes no lock: liveness is atomic.
 			s.live[rank].progress.store(m.Seq, m.InCall)
+			s.live[rank].where.Store(m.Where)
+			continue
+		}
+		if m.Type == tClock {
+			// Read the clock as late as possible, and without the lock:
+			// its wait would widen the rank's error bar.
+			rc.send(&msg{Type: tReply, ID: m.ID, Code: codeOK, Value: binary.LittleEndian.AppendUint64(nil, uint64(time.Now().UnixNano()))})
 			continue
 		}
 		left = s.handle(rc, &m)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hcclrun/hcclrun/internal/cpu"
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // RankState is what the server knows of a rank's connection.
@@ -48,6 +49,10 @@ type RankStatus struct {
 	Seq       uint64
 	InCall    bool
 	SilentFor time.Duration // on the wire in whole milliseconds, capped at about 49 days
+	// Where is the rank's place inside call Seq as its last heartbeat
+	// told it (Client.Where): the step and the peer it waits on. Only
+	// Server.Status fills it; a StatusReply does not carry it.
+	Where wire.Where
 }
 
 // progress packs a collective number and an in-call bit into one word,
@@ -75,6 +80,13 @@ func (p *progress) load() (seq uint64, inCall bool) {
 // seq must be below 1<<63 (the top bit is dropped). Collectives are
 // numbered from 1; 0 with inCall false, the initial value, means none yet.
 func (c *Client) SetProgress(seq uint64, inCall bool) { c.progress.store(seq, inCall) }
+
+// Where returns the word the rank's executors store its place inside the
+// running call into (a wire.Where: step and peer waited on), which the
+// heartbeats carry to the server for hcclrun status. A plain store to it
+// is enough: the heartbeat reads it atomically, and a stale value only
+// makes the status a heartbeat old.
+func (c *Client) Where() *atomic.Uint64 { return &c.where }
 
 // Status asks the server for every rank's status, in rank order, in one
 // round trip; the request carries this rank's progress, so its own entry
@@ -107,7 +119,8 @@ func (s *Server) Heartbeat() time.Duration { return s.cfg.HeartbeatInterval }
 // the read loop stores into it on every message.
 type rankLiveness struct {
 	progress progress
-	heard    atomic.Int64 // time of the last message, in ns since Server.start (monotonic)
+	where    atomic.Uint64 // wire.Where of the last heartbeat
+	heard    atomic.Int64  // time of the last message, in ns since Server.start (monotonic)
 }
 
 // Status returns every rank's status, in rank order. It is the view a
@@ -125,7 +138,7 @@ func (s *Server) statusLocked() []RankStatus {
 		l := &s.live[r]
 		seq, inCall := l.progress.load()
 		st[r] = RankStatus{Rank: r, State: s.state[r], Seq: seq, InCall: inCall,
-			SilentFor: max(0, now-time.Duration(l.heard.Load()))}
+			SilentFor: max(0, now-time.Duration(l.heard.Load())), Where: wire.Where(l.where.Load())}
 	}
 	return st
 }

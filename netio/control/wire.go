@@ -54,13 +54,16 @@ const (
 	tReply   msgType = 8  // s->c: ID, Code, Value, Text
 	tAbort   msgType = 9  // both: Origin, Text (reason); c->s Origin is ignored
 	tLeave   msgType = 10 // c->s: orderly goodbye
-	tPing    msgType = 11 // both: heartbeat: Seq, InCall (the sender's progress; zero from the server)
+	tPing    msgType = 11 // both: heartbeat: Seq, InCall, Where (the sender's progress; zero from the server)
 	tStatus  msgType = 12 // c->s: ID, Seq, InCall: the caller's progress, and a request for everyone's
 	// tStatusReply answers a Status: ID, then a uint32 count and one entry
 	// per rank in rank order: a flags byte (bits 0-1 RankState, bit 2
 	// InCall, the others zero), Seq as a uvarint, SilentFor as a uvarint
 	// of milliseconds (at most MaxUint32). Uvarints must be minimal.
 	tStatusReply msgType = 13
+	// tClock asks for the server's clock: ID; the tReply's Value is the
+	// server's time as 8 bytes of Unix nanoseconds (Client.Clock).
+	tClock msgType = 14
 )
 
 // Bits of a status entry's flags byte.
@@ -92,6 +95,7 @@ type msg struct {
 	Text      string
 	Seq       uint64 // tPing, tStatus: the sender's collective number
 	InCall    bool   // tPing, tStatus: inside collective Seq
+	Where     uint64 // tPing: wire.Where, the sender's place inside the call
 	Ranks     []RankStatus
 }
 
@@ -138,6 +142,9 @@ func appendMsg(b []byte, m *msg) ([]byte, error) {
 		b = appendStr(b, m.Text)
 	case tPing:
 		b = appendProgress(b, m.Seq, m.InCall)
+		b = binary.LittleEndian.AppendUint64(b, m.Where)
+	case tClock:
+		b = binary.LittleEndian.AppendUint64(b, m.ID)
 	case tStatus:
 		b = binary.LittleEndian.AppendUint64(b, m.ID)
 		b = appendProgress(b, m.Seq, m.InCall)
@@ -311,6 +318,9 @@ func decodeMsg(body []byte) (msg, error) {
 	case tPing:
 		m.Seq = d.u64("seq")
 		m.InCall = d.boolean("in call")
+		m.Where = d.u64("where")
+	case tClock:
+		m.ID = d.u64("id")
 	case tStatus:
 		m.ID = d.u64("id")
 		m.Seq = d.u64("seq")

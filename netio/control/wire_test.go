@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcclrun/hcclrun/internal/wire"
 )
 
 // wireSamples is one message of every type, used by the round-trip test
@@ -30,6 +32,8 @@ var wireSamples = []msg{
 	{Type: tLeave},
 	{Type: tPing}, // the server's: no progress
 	{Type: tPing, Seq: 42, InCall: true},
+	{Type: tPing, Seq: 43, InCall: true, Where: uint64(wire.MakeWhere(1, 2, 3))},
+	{Type: tClock, ID: 12},
 	{Type: tStatus, ID: 9, Seq: 7},
 	{Type: tStatusReply, ID: 10, Ranks: []RankStatus{
 		{Rank: 0, State: NotJoined, SilentFor: 1500 * time.Millisecond},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hcclrun/hcclrun/internal/cpu"
 	"github.com/hcclrun/hcclrun/internal/wire"
@@ -74,6 +75,8 @@ type Executor struct {
 	stepWG    sync.WaitGroup
 	onFail    func(error)
 	poll      Poll
+	where     *atomic.Uint64 // Config.Where (observe.go)
+	trace     Tracer         // Config.Trace
 
 	// Transfer ordinals of the current call, indexed by peer (grown on
 	// demand), and the peers whose ordinals the call touched, which the
@@ -93,6 +96,10 @@ type Config struct {
 	// Poll is how the calling goroutine waits for the small receives of a
 	// step with several (takeArrived).
 	Poll Poll
+	// Where, when set, is stored where the rank waits (observe.go).
+	Where *atomic.Uint64
+	// Trace, when set, is told of every op (observe.go).
+	Trace Tracer
 }
 
 // New returns an executor for rank that reaches its peers through links.
@@ -108,6 +115,8 @@ func New(rank int, links Links, cfg Config) *Executor {
 		pairs:    pairPlan{maxBytes: min(pairMax, seg&^7)}, // whole elements of any size
 		onFail:   cfg.OnFailure,
 		poll:     cfg.Poll,
+		where:    cfg.Where,
+		trace:    cfg.Trace,
 		staging:  make(map[int][]byte),
 	}
 }
@@ -179,6 +188,7 @@ type task struct {
 	// Headers handed to links through interfaces escape; keeping them in
 	// the task keeps them off the per-call heap.
 	sendHdr, recvHdr wire.Header
+	start, waited    int64 // Now at exec, and until the first frame came (Config.Trace only)
 }
 
 // begin readies a kept task for an op of step index. Only what carries
@@ -260,6 +270,12 @@ func (r *run) localOps(index int, s *plan.Step) error {
 		if err := r.prepare(&s.Ops[i], t); err != nil {
 			return &LinkError{Peer: s.Ops[i].Peer, Step: index, Op: s.Ops[i].String(), Err: err}
 		}
+		if r.e.trace != nil {
+			start := Now()
+			r.local(t)
+			r.traced(t, start, 0)
+			continue
+		}
 		r.local(t)
 	}
 	return nil
@@ -311,6 +327,12 @@ func (r *run) inlineFirst(ctx context.Context, tasks []*task) []*task {
 	left := r.e.localLeft[:0]
 	for _, t := range tasks {
 		if t.op.Kind == plan.OpCopy || t.op.Kind == plan.OpReduce {
+			if r.e.trace != nil {
+				start := Now()
+				r.execOp(ctx, t)
+				r.traced(t, start, 0)
+				continue
+			}
 			r.execOp(ctx, t) // local ops do not fail
 			continue
 		}
@@ -335,8 +357,18 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 	}
 	left := r.e.left[:0]
 	for _, t := range tasks {
-		if t.op.Kind != plan.OpSend || !r.tryInline(ctx, t, receives) {
+		if t.op.Kind != plan.OpSend {
 			left = append(left, t)
+			continue
+		}
+		var start int64
+		if r.e.trace != nil {
+			start = Now()
+		}
+		if !r.tryInline(ctx, t, receives) {
+			left = append(left, t)
+		} else if r.e.trace != nil {
+			r.traced(t, start, 0)
 		}
 	}
 	r.e.left = left
@@ -549,8 +581,17 @@ func (r *run) region(reg plan.Region) ([]byte, error) {
 
 // exec runs one op.
 func (r *run) exec(ctx context.Context, t *task) error {
+	if t.op.Kind != plan.OpCopy && t.op.Kind != plan.OpReduce {
+		r.waiting(t.index, t.op.Peer)
+	}
+	if r.e.trace != nil {
+		t.start, t.waited = Now(), 0
+	}
 	if err := r.execOp(ctx, t); err != nil {
 		return r.failed(t.op, t.index, err)
+	}
+	if r.e.trace != nil {
+		r.traced(t, t.start, t.waited)
 	}
 	return nil
 }
@@ -640,6 +681,9 @@ func (r *run) recv(ctx context.Context, t *task, link transport.Link) error {
 		want.Src = uint32(t.op.Peer)
 		if err := link.RecvHeader(ctx, &t.recvHdr); err != nil {
 			return err
+		}
+		if off == 0 && r.e.trace != nil {
+			t.waited = Now() - t.start
 		}
 		if got := int(t.recvHdr.Len); got != n && got > 0 && got <= len(dst)-off && got%r.call.ElemSize == 0 {
 			// A frame of the sender's size, not this rank's segment:
