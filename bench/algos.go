@@ -28,6 +28,13 @@ import (
 // autoAlgo in --algos measures the selector's own choice.
 const autoAlgo = "auto"
 
+// traceSuffix on an --algos name ("auto+trace", "ring+trace") measures
+// that algorithm with the ranks' HCCL_TRACE recording on, and the name
+// without it with recording off (Comm.SetTracing), so that tracing's
+// cost is measured within one job (docs/performance.md#tracing-overhead).
+// The ranks need HCCL_TRACE set (-x HCCL_TRACE=DIR).
+const traceSuffix = "+trace"
+
 // ParseAlgos reads the --algos value, a comma-separated list of algorithm
 // names and "auto", for the collectives colls: every algorithm must
 // implement every one of them.
@@ -42,7 +49,7 @@ func ParseAlgos(s string, colls []Coll) ([]string, error) {
 			continue
 		}
 		for _, c := range colls {
-			if _, err := selector.ParseAlgo(algoSpec(c, name)); err != nil {
+			if _, err := selector.ParseAlgo(algoSpec(c, strings.TrimSuffix(name, traceSuffix))); err != nil {
 				return nil, err
 			}
 		}
@@ -53,6 +60,7 @@ func ParseAlgos(s string, colls []Coll) ([]string, error) {
 
 // algoSpec is the HCCL_ALGO clause that forces algorithm name for c.
 func algoSpec(c Coll, name string) string {
+	name = strings.TrimSuffix(name, traceSuffix)
 	if name == autoAlgo {
 		return ""
 	}
@@ -70,6 +78,11 @@ func measureAlgos[T hccl.Element](ctx context.Context, s *sweeper, c Coll, bc *b
 			if err := s.comm.SetAlgo(algoSpec(c, algos[a])); err != nil {
 				return nil, err
 			}
+			if traced := strings.HasSuffix(algos[a], traceSuffix); traced || tracing(algos) {
+				if err := s.comm.SetTracing(traced); err != nil {
+					return nil, err
+				}
+			}
 			res, err := measure(ctx, s, bc, l, stamps)
 			if err != nil {
 				return nil, fmt.Errorf("algorithm %s: %w", algos[a], err)
@@ -85,6 +98,11 @@ func measureAlgos[T hccl.Element](ctx context.Context, s *sweeper, c Coll, bc *b
 		out[a] = combineRounds(rs, l)
 	}
 	return out, nil
+}
+
+// tracing reports whether algos compares runs with and without tracing.
+func tracing(algos []string) bool {
+	return slices.ContainsFunc(algos, func(a string) bool { return strings.HasSuffix(a, traceSuffix) })
 }
 
 // combineRounds is one algorithm's result over its rounds: the median of

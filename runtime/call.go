@@ -89,7 +89,14 @@ func (c *Comm) runLocked(ctx context.Context, a *call) error {
 	if way.timed {
 		start = time.Now()
 	}
-	if err := c.execute(ctx, a, p, sp, ec); err != nil {
+	if o := c.obs; o != nil && !c.warming {
+		ec.TraceStart = o.start()
+		err := c.execute(ctx, a, p, sp, ec)
+		o.called(c, a, p, sp, &ec, err) // trace.go
+		if err != nil {
+			return err
+		}
+	} else if err := c.execute(ctx, a, p, sp, ec); err != nil {
 		return err
 	}
 	if way.timed {
@@ -227,6 +234,9 @@ func (c *Comm) execute(ctx context.Context, a *call, p *plan.Plan, sp *split, ec
 		return nil
 	}
 	c.fail(err)
+	if c.obs != nil {
+		c.obs.failed(c) // trace.go
+	}
 	return cur.failed.Load()
 }
 

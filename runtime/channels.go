@@ -132,7 +132,7 @@ func segmentLimit(knobs tunables, ringBytes int) int64 {
 func (c *Comm) execConfig() executor.Config {
 	b := c.links.board
 	return executor.Config{SegmentBytes: segmentBytes(c.knobs.BuffSize, b.ringBytes), OnFailure: c.fail, Poll: b.poll,
-		Where: c.whereWord()}
+		Where: c.whereWord(), Trace: c.tracer()}
 }
 
 // runChannels runs call a, cut as sp, on its channels at once. What the

@@ -53,7 +53,9 @@ type Comm struct {
 		call   selector.Call
 		choice selector.Choice
 	}
-	warming bool // Init's own first call runs (warmup.go)
+	warming bool      // Init's own first call runs (warmup.go)
+	obs     *observer // HCCL_TRACE, HCCL_REPORT (trace.go); nil when off
+	obsOff  *observer // the observer SetTracing(false) set aside
 
 	mu     sync.Mutex         // held while a collective runs
 	exec   *executor.Executor // channel 0's
@@ -206,6 +208,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		watchDone: make(chan struct{}),
 		family:    newFamily(job.host.wrap(ctl)),
 	}
+	c.obs = newObserver(ctx, c) // trace.go
 	c.exec = executor.New(job.Rank, links, c.execConfig())
 	go c.watchControl()
 	if warm {
@@ -405,6 +408,7 @@ func (c *Comm) Close() error {
 		close(c.stop)
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		c.closeObserver() // trace.go: while the links and the control plane are open
 		err = errors.Join(c.closeChannels(), c.links.close(), c.shared.release())
 		<-c.watchDone
 		c.exec.Close()

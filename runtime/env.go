@@ -84,6 +84,13 @@ type tunables struct {
 	// over several (HCCL_MIN_NCHANNELS, HCCL_MAX_NCHANNELS, or NCCL's
 	// spellings; selector.ChannelBounds), 0 where unset.
 	MinChannels, MaxChannels int
+	// TraceDir (HCCL_TRACE) is where the rank writes its trace
+	// (trace.go), "" for none; TraceEvents (HCCL_TRACE_EVENTS) how many
+	// events its ring keeps. Report (HCCL_REPORT=1) sends a summary of
+	// the rank's calls to the launcher at Close.
+	TraceDir    string
+	TraceEvents int
+	Report      bool
 }
 
 // directMode is HCCL_SHM_DIRECT: which collectives hand large payloads
@@ -264,6 +271,17 @@ func knobsFromEnv(getenv func(string) string) (tunables, error) {
 			return tunables{}, fmt.Errorf("%s=%q: want seconds (e.g. 30)", v.name, s)
 		}
 		*v.dst = time.Duration(secs * float64(time.Second))
+	}
+	k.TraceDir, k.TraceEvents = strings.TrimSpace(getenv("HCCL_TRACE")), defaultTraceEvents
+	if s := strings.TrimSpace(getenv("HCCL_TRACE_EVENTS")); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxTraceEvents {
+			return tunables{}, fmt.Errorf("HCCL_TRACE_EVENTS=%q: want a count of events from 1 to %d", s, maxTraceEvents)
+		}
+		k.TraceEvents = n
+	}
+	if err := zeroOrOne(getenv, "HCCL_REPORT", &k.Report, false, true); err != nil {
+		return tunables{}, err
 	}
 	switch k.Debug {
 	case "", "WARN", "INFO", "TRACE":

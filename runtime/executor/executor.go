@@ -45,6 +45,9 @@ type Call struct {
 	// the links' buffers bound, and at least the pair step's largest
 	// transfer (4 KiB), which is sent whole; 0 keeps the executor's.
 	Segment int
+	// TraceStart, with Config.Trace, is Now at the call's start, which
+	// the trace's first op starts from (0: read the clock).
+	TraceStart int64
 }
 
 // Buffers are the caller's buffers, as bytes. Send and Recv may alias.
@@ -77,6 +80,7 @@ type Executor struct {
 	poll      Poll
 	where     *atomic.Uint64 // Config.Where (observe.go)
 	trace     Tracer         // Config.Trace
+	clock     int64          // the last Run's last reading of Now (TraceClock)
 
 	// Transfer ordinals of the current call, indexed by peer (grown on
 	// demand), and the peers whose ordinals the call touched, which the
@@ -145,6 +149,9 @@ func (e *Executor) Run(ctx context.Context, p *plan.Plan, call Call, bufs Buffer
 	}
 	e.run = run{e: e, call: call, bufs: bufs, scratch: scratch, seg: seg}
 	r := &e.run
+	if e.trace != nil {
+		r.startClock() // observe.go
+	}
 	first := 0
 	if e.pairs.of(p, e.rank) {
 		if ran, err := r.pairStep(ctx, &e.pairs); ran {
@@ -159,6 +166,7 @@ func (e *Executor) Run(ctx context.Context, p *plan.Plan, call Call, bufs Buffer
 			return err
 		}
 	}
+	e.clock = r.clock
 	return nil
 }
 
@@ -168,7 +176,8 @@ type run struct {
 	call    Call
 	bufs    Buffers
 	scratch []byte
-	seg     int // the segment's bytes: Executor.segBytes in whole elements
+	seg     int   // the segment's bytes: Executor.segBytes in whole elements
+	clock   int64 // Config.Trace only: the calling goroutine's last reading of Now (observe.go)
 }
 
 // task is one op of a step with everything resolved before it starts. The
@@ -241,7 +250,11 @@ func (r *run) step(ctx context.Context, index int, s *plan.Step) error {
 	if err := r.runTasks(ctx, tasks); err != nil {
 		return err
 	}
-	return r.waitPosted(ctx, index)
+	err := r.waitPosted(ctx, index)
+	if r.e.trace != nil {
+		r.clock = Now() // the step waited: for peers, for workers
+	}
+	return err
 }
 
 // localOnly reports whether a step only copies and reduces locally, as
@@ -271,9 +284,9 @@ func (r *run) localOps(index int, s *plan.Step) error {
 			return &LinkError{Peer: s.Ops[i].Peer, Step: index, Op: s.Ops[i].String(), Err: err}
 		}
 		if r.e.trace != nil {
-			start := Now()
+			start := r.clock
 			r.local(t)
-			r.traced(t, start, 0)
+			r.tracedInline(t, start)
 			continue
 		}
 		r.local(t)
@@ -328,9 +341,9 @@ func (r *run) inlineFirst(ctx context.Context, tasks []*task) []*task {
 	for _, t := range tasks {
 		if t.op.Kind == plan.OpCopy || t.op.Kind == plan.OpReduce {
 			if r.e.trace != nil {
-				start := Now()
+				start := r.clock
 				r.execOp(ctx, t)
-				r.traced(t, start, 0)
+				r.tracedInline(t, start)
 				continue
 			}
 			r.execOp(ctx, t) // local ops do not fail
@@ -361,14 +374,11 @@ func (r *run) trySends(ctx context.Context, tasks []*task) []*task {
 			left = append(left, t)
 			continue
 		}
-		var start int64
-		if r.e.trace != nil {
-			start = Now()
-		}
+		start := r.clock
 		if !r.tryInline(ctx, t, receives) {
 			left = append(left, t)
 		} else if r.e.trace != nil {
-			r.traced(t, start, 0)
+			r.tracedInline(t, start)
 		}
 	}
 	r.e.left = left
@@ -591,7 +601,7 @@ func (r *run) exec(ctx context.Context, t *task) error {
 		return r.failed(t.op, t.index, err)
 	}
 	if r.e.trace != nil {
-		r.traced(t, t.start, t.waited)
+		r.tracedWaited(t)
 	}
 	return nil
 }

@@ -41,6 +41,10 @@ func Epoch() time.Time { return epoch }
 // reading), the cheaper half of time.Now.
 func Now() int64 { return int64(time.Since(epoch)) }
 
+// SetTrace replaces Config.Trace (nil: off) for the Runs that follow; it
+// must not be called while Run runs.
+func (e *Executor) SetTrace(t Tracer) { e.trace = t }
+
 // waiting stores where this rank waits, before an op that may wait for
 // peer.
 func (r *run) waiting(step, peer int) {
@@ -49,20 +53,60 @@ func (r *run) waiting(step, peer int) {
 	}
 }
 
-// traced reports an op that ran from start until now to the tracer.
-func (r *run) traced(t *task, start, wait int64) {
-	n := len(t.dst)
-	if t.op.Kind == plan.OpSend {
-		n = len(t.src)
+// untimedMax is the most bytes an op that does not wait (a local copy or
+// reduction, a send into the link's buffer) may move and still be
+// reported without a reading of the clock, as taking no time: on the KVM
+// guests here a reading costs about 30 ns, as much as such an op, and an
+// 8-byte call has several (docs/performance.md#tracing-overhead).
+const untimedMax = 4 << 10
+
+// startClock starts the run's trace clock at the call's start.
+func (r *run) startClock() {
+	r.clock = r.call.TraceStart
+	if r.clock == 0 {
+		r.clock = Now()
 	}
-	r.e.trace.Op(&r.call, t.index, t.op, n, start, Now(), wait)
 }
 
-// tracePair reports a pair step's send (from start until sent) and
-// receive (from sent until now, waiting until arrived); its local ops
-// were reported by localOps.
-func (r *run) tracePair(pp *pairPlan, src []byte, start, sent, arrived int64) {
+// TraceClock is the last reading of Now by the last Run (with
+// Config.Trace): when its last op ended, which the caller may take as
+// the call's end instead of reading the clock again.
+func (e *Executor) TraceClock() int64 { return e.clock }
+
+// opBytes is what op t moved.
+func opBytes(t *task) int {
+	if t.op.Kind == plan.OpSend {
+		return len(t.src)
+	}
+	return len(t.dst)
+}
+
+// tracedInline reports an op that ran on the calling goroutine without
+// waiting, from start; small ones take no time (untimedMax).
+func (r *run) tracedInline(t *task, start int64) {
+	n, end := opBytes(t), start
+	if n > untimedMax {
+		end = Now()
+		r.clock = end
+	}
+	r.e.trace.Op(&r.call, t.index, t.op, n, start, end, 0)
+}
+
+// tracedWaited reports an op that exec ran, on the calling goroutine or
+// a worker, from t.start until now.
+func (r *run) tracedWaited(t *task) {
+	r.e.trace.Op(&r.call, t.index, t.op, opBytes(t), t.start, Now(), t.waited)
+}
+
+// tracePair reports a pair step's send and receive; its local ops were
+// reported by localOps. The send went into the link's buffer without
+// waiting (at most pairMax bytes): it is reported as taking no time, at
+// the step's start. The receive runs from the start until now, all of
+// it counted as waiting: the payload it copies is as small.
+func (r *run) tracePair(pp *pairPlan, src []byte, start int64) {
 	tr := r.e.trace
-	tr.Op(&r.call, 0, pp.send, len(src), start, sent, 0)
-	tr.Op(&r.call, 0, pp.recv, len(pp.recvTask.dst), sent, Now(), arrived-sent)
+	end := Now()
+	r.clock = end
+	tr.Op(&r.call, 0, pp.send, len(src), start, start, 0)
+	tr.Op(&r.call, 0, pp.recv, len(pp.recvTask.dst), start, end, end-start)
 }

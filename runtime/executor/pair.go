@@ -114,10 +114,7 @@ func (r *run) pairStep(ctx context.Context, pp *pairPlan) (bool, error) {
 	}
 
 	step := &pp.plan.Steps[0]
-	var start int64
-	if r.e.trace != nil {
-		start = Now()
-	}
+	start := r.clock
 	pp.out = r.header(0, 0, len(src))
 	sent, err := ts.TrySend(ctx, &pp.out, src)
 	if err != nil || !sent {
@@ -138,15 +135,7 @@ func (r *run) pairStep(ctx context.Context, pp *pairPlan) (bool, error) {
 	want := r.header(0, 0, len(dst))
 	want.Src = uint32(peer)
 	r.waiting(0, peer)
-	var sent0 int64
-	if r.e.trace != nil {
-		sent0 = Now()
-	}
 	err = link.RecvHeader(ctx, &rt.recvHdr)
-	var arrived int64
-	if r.e.trace != nil {
-		arrived = Now()
-	}
 	switch {
 	case err != nil:
 	case rt.recvHdr != want:
@@ -159,7 +148,7 @@ func (r *run) pairStep(ctx context.Context, pp *pairPlan) (bool, error) {
 		return true, r.failed(ro, 0, err)
 	}
 	if r.e.trace != nil {
-		r.tracePair(pp, src, start, sent0, arrived)
+		r.tracePair(pp, src, start)
 	}
 	return true, nil
 }

@@ -1,0 +1,293 @@
+package runtime
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hcclrun/hcclrun/netio/control"
+	"github.com/hcclrun/hcclrun/runtime/executor"
+	"github.com/hcclrun/hcclrun/runtime/plan"
+	"github.com/hcclrun/hcclrun/runtime/trace"
+)
+
+// HCCL_TRACE=DIR: the job's communicator records its calls and their
+// ops in a ring of the last HCCL_TRACE_EVENTS events (package trace) and
+// writes them to DIR/rank-<rank>.json at Close, after a failed call (the
+// program may exit without Close), and on SIGTERM, SIGINT or SIGHUP,
+// after which the signal's own action follows (unless the program
+// catches it too). HCCL_REPORT=1: it tallies its calls by kind and size
+// class and puts the tally on the control plane at Close, where hcclrun
+// --report reads it. Communicators made by Split record nothing.
+//
+// Off, the cost is one nil check per call here and one per op in the
+// executor (docs/performance.md#tracing-overhead).
+
+const (
+	defaultTraceEvents = 1 << 16 // about 6 MB of events
+	maxTraceEvents     = 1 << 24
+	// ReportKey is the control-plane key prefix of the ranks' summaries
+	// (HCCL_REPORT): ReportKey + rank.
+	ReportKey = "hccl/report/"
+	// clockSamples is how many round trips measure the clock offset.
+	clockSamples = 8
+)
+
+// observer is what a communicator records when HCCL_TRACE or
+// HCCL_REPORT is set.
+type observer struct {
+	ring  *trace.Ring  // nil without HCCL_TRACE
+	tally *trace.Tally // nil without HCCL_REPORT; under Comm.mu
+	dir   string
+	why   string // the reason recorded for the selector's choices
+	file  trace.File
+	sigs  chan os.Signal
+	stop  chan struct{}
+	wrote sync.Mutex // one write at a time
+	done  sync.WaitGroup
+	// live is set by the program's first call: the executor's ops of
+	// Init's own (warmup.go), numbered as the program's first, are not
+	// recorded.
+	live atomic.Bool
+	// The names of the last call recorded, and their number in the ring,
+	// under Comm.mu.
+	lastNames trace.Names
+	lastName  uint16
+	named     bool
+}
+
+// newObserver returns the observer of the job's communicator c, or nil
+// when neither knob is set.
+func newObserver(ctx context.Context, c *Comm) *observer {
+	k := c.knobs
+	if (k.TraceDir == "" && !k.Report) || !c.reportsProgress() {
+		return nil
+	}
+	o := &observer{dir: k.TraceDir, why: "the cost model's cheapest"}
+	if k.Algo != "" {
+		o.why = "HCCL_ALGO=" + k.Algo
+	}
+	if k.Report {
+		o.tally = trace.NewTally()
+	}
+	if k.TraceDir == "" {
+		return o
+	}
+	o.ring = trace.NewRing(k.TraceEvents)
+	host, _ := os.Hostname()
+	o.file = trace.File{Version: trace.Version, JobID: c.job.JobID, Rank: c.job.Rank, Size: c.job.Size,
+		LocalRank: c.job.LocalRank, NodeRank: c.job.NodeRank, Host: host, PID: os.Getpid(),
+		Epoch: executor.Epoch().UnixNano()}
+	o.file.Clock = o.measureClock(ctx, c)
+	o.sigs, o.stop = make(chan os.Signal, 1), make(chan struct{})
+	signal.Notify(o.sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	o.done.Add(1)
+	go o.onSignal(c)
+	return o
+}
+
+// measureClock measures the rank's clock against the control plane's.
+func (o *observer) measureClock(ctx context.Context, c *Comm) trace.Clock {
+	cl, ok := c.ctl.(interface {
+		Clock(context.Context, int) (control.ClockOffset, error)
+	})
+	if !ok {
+		return trace.Clock{ErrorNs: -1}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	off, err := cl.Clock(ctx, clockSamples)
+	if err != nil {
+		c.log.Warn("trace: could not measure the clock against the control plane", "err", err)
+		return trace.Clock{ErrorNs: -1}
+	}
+	return trace.Clock{OffsetNs: int64(off.Offset), ErrorNs: int64(off.Error)}
+}
+
+// onSignal writes the trace when a signal that ends the process comes,
+// then lets the signal take its course: with this package's
+// subscription stopped, Go restores the default action unless the
+// program subscribed too.
+func (o *observer) onSignal(c *Comm) {
+	defer o.done.Done()
+	select {
+	case sig := <-o.sigs:
+		o.write(c, "signal "+sig.String(), false)
+		signal.Stop(o.sigs)
+		if s, ok := sig.(syscall.Signal); ok {
+			syscall.Kill(os.Getpid(), s)
+		}
+	case <-o.stop:
+		signal.Stop(o.sigs)
+	}
+}
+
+// SetTracing turns the recording of HCCL_TRACE off and on again between
+// calls, for benchmarks that alternate the two within one job (hcclrun
+// bench --algos auto,auto+trace): off, the communicator runs exactly as
+// without HCCL_TRACE, its observer set aside. Every rank may choose
+// alike or not; it changes nothing the others see. It fails without
+// HCCL_TRACE, and with HCCL_REPORT (whose tally would lose the calls).
+func (c *Comm) SetTracing(on bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.obs
+	if o == nil {
+		o = c.obsOff
+	}
+	if o == nil || o.ring == nil || o.tally != nil {
+		return fmt.Errorf("rank %d: SetTracing: needs HCCL_TRACE set and HCCL_REPORT not", c.job.Rank)
+	}
+	c.obs, c.obsOff = nil, o
+	if on {
+		c.obs, c.obsOff = o, nil
+	}
+	t := c.tracer()
+	c.exec.SetTrace(t)
+	c.chans.mu.Lock()
+	for _, ch := range c.chans.ch {
+		if ch != nil {
+			ch.exec.SetTrace(t)
+		}
+	}
+	c.chans.mu.Unlock()
+	return nil
+}
+
+// tracer is the executors' trace hook: nil when not tracing, so that
+// the executor's checks stay nil checks.
+func (c *Comm) tracer() executor.Tracer {
+	if c.obs == nil || c.obs.ring == nil {
+		return nil
+	}
+	return c.obs
+}
+
+// start marks the start of one of the program's calls and returns the
+// time (never 0, which would tell the executor to read the clock).
+func (o *observer) start() int64 {
+	if !o.live.Load() {
+		o.live.Store(true)
+	}
+	return executor.Now()
+}
+
+// Op records one op of the running call (executor.Tracer).
+func (o *observer) Op(call *executor.Call, step int, op *plan.Op, bytes int, start, end, wait int64) {
+	if !o.live.Load() {
+		return
+	}
+	peer := int32(op.Peer)
+	if op.Kind == plan.OpCopy || op.Kind == plan.OpReduce {
+		peer = -1
+	}
+	o.ring.Add(&trace.Event{Kind: trace.KindOp, Coll: call.Desc.Coll, Op: uint8(op.Kind), Step: int16(min(step, math.MaxInt16)), Peer: peer,
+		Seq: call.Seq, Bytes: int64(bytes), Start: start, End: end, Extra: wait})
+}
+
+// called records call a, run with plan p, cut as sp, as ec, which ended
+// with err. The end is the executor's last reading of the clock when one
+// executor ran it whole, which saves a reading (a tenth of an 8-byte
+// call: docs/performance.md#tracing-overhead).
+func (o *observer) called(c *Comm, a *call, p *plan.Plan, sp *split, ec *executor.Call, err error) {
+	start, end := ec.TraceStart, int64(0)
+	if o.ring != nil && err == nil && (sp == nil || sp.n <= 1) {
+		end = c.exec.TraceClock()
+	}
+	if end < start {
+		end = executor.Now()
+	}
+	bytes := int64(a.req.Count * a.dtype.Size())
+	if a.req.Coll == plan.ReduceScatter {
+		bytes *= int64(a.req.Size)
+	}
+	if o.tally != nil {
+		o.tally.Add(uint8(a.req.Coll), bytes, time.Duration(end-start), p.Algo)
+	}
+	if o.ring == nil {
+		return
+	}
+	e := trace.Event{Kind: trace.KindCall, Coll: uint8(a.req.Coll), DType: uint8(a.dtype), Seq: ec.Seq,
+		Bytes: bytes, Start: start, End: end}
+	names := trace.Names{Algo: p.Algo}
+	switch {
+	case a.req.Coll == plan.SendRecv:
+		names.Why = "point to point"
+	case c.lastChoice.choice.Algo != nil && c.lastChoice.choice.Algo.Name() == p.Algo:
+		names.Why, e.Extra = o.why, int64(c.lastChoice.choice.Predicted)
+	}
+	if names != o.lastNames || !o.named {
+		o.lastNames, o.lastName, o.named = names, o.ring.Name(names), true
+	}
+	e.Name = o.lastName
+	o.ring.Add(&e)
+}
+
+// write writes the rank's trace file; links says whether the links may
+// be listed (not from a failing call, whose links are being shut).
+func (o *observer) write(c *Comm, why string, links bool) {
+	if o.ring == nil {
+		return
+	}
+	o.wrote.Lock()
+	defer o.wrote.Unlock()
+	f := &o.file
+	events, dropped := o.ring.Snapshot()
+	f.Fill(events, o.ring.Names())
+	f.Written, f.Dropped = why, dropped
+	if links {
+		if f.Transports == nil {
+			f.Transports = map[string]string{}
+		}
+		for _, l := range c.Links() {
+			f.Transports[strconv.Itoa(l.Peer)] = l.Transport
+		}
+	}
+	if err := trace.WriteFile(o.dir, f); err != nil {
+		c.log.Warn("trace: could not write the rank's trace", "dir", o.dir, "err", err)
+	}
+}
+
+// failed writes the trace after a failed call.
+func (o *observer) failed(c *Comm) { o.write(c, "failure", false) }
+
+// closeObserver closes the communicator's observer, set aside or not.
+func (c *Comm) closeObserver() {
+	if o := cmp.Or(c.obs, c.obsOff); o != nil {
+		o.close(c)
+	}
+}
+
+// close writes the trace and sends the report summary, at Close, while
+// the links and the control connection are still open.
+func (o *observer) close(c *Comm) {
+	if o.ring != nil {
+		if c.brokenErr() == nil {
+			end := o.measureClock(context.Background(), c)
+			o.file.ClockEnd = &end
+		}
+		o.write(c, "close", true)
+		close(o.stop)
+		o.done.Wait()
+	}
+	if o.tally != nil {
+		b, err := json.Marshal(o.tally.Summary(c.job.Rank))
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			err = c.ctl.Put(ctx, ReportKey+strconv.Itoa(c.job.Rank), b)
+			cancel()
+		}
+		if err != nil {
+			c.log.Warn("report: could not send the rank's summary", "err", fmt.Errorf("rank %d: %w", c.job.Rank, err))
+		}
+	}
+}

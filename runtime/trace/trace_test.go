@@ -1,0 +1,192 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/hcclrun/hcclrun/runtime/plan"
+	"github.com/hcclrun/hcclrun/runtime/reduce"
+)
+
+func TestRingKeepsTheLast(t *testing.T) {
+	for _, tc := range []struct{ capacity, added, kept int }{{4, 0, 0}, {4, 3, 3}, {4, 4, 4}, {4, 9, 4}, {1, 5, 1}} {
+		r := NewRing(tc.capacity)
+		for i := range tc.added {
+			r.Add(&Event{Kind: KindOp, Seq: uint64(i)})
+		}
+		ev, dropped := r.Snapshot()
+		if len(ev) != tc.kept || int(dropped) != tc.added-tc.kept {
+			t.Fatalf("cap %d, %d added: kept %d, dropped %d", tc.capacity, tc.added, len(ev), dropped)
+		}
+		for i, e := range ev {
+			if want := uint64(tc.added - tc.kept + i); e.Seq != want {
+				t.Fatalf("cap %d, %d added: event %d is #%d, want #%d (oldest first)", tc.capacity, tc.added, i, e.Seq, want)
+			}
+		}
+	}
+}
+
+func TestEventSize(t *testing.T) {
+	if n := unsafe.Sizeof(Event{}); n != 56 {
+		t.Fatalf("an Event is %d bytes, want 56", n)
+	}
+}
+
+func TestRingAllocatesNothing(t *testing.T) {
+	r := NewRing(8)
+	e := Event{Kind: KindCall, Name: r.Name(Names{"ring", "test"})}
+	if n := testing.AllocsPerRun(100, func() { r.Add(&e) }); n != 0 {
+		t.Fatalf("Add allocates %v times", n)
+	}
+}
+
+// rankFile is a rank's file of one AllReduce: a step with a send and a
+// receive that waited, and a local reduction.
+func rankFile(rank, node int, epoch, offset int64) *File {
+	f := &File{Version: Version, JobID: "j", Rank: rank, Size: 2, NodeRank: node, Host: "h" + string(rune('0'+node)),
+		Epoch: epoch, Clock: Clock{OffsetNs: offset, ErrorNs: 50}, Written: "close",
+		Transports: map[string]string{"0": "tcp", "1": "tcp"}}
+	peer := 1 - rank
+	f.Fill([]Event{
+		{Kind: KindOp, Coll: uint8(plan.AllReduce), Op: uint8(plan.OpSend), Peer: int32(peer), Seq: 1, Bytes: 8, Start: 1000, End: 1100},
+		{Kind: KindOp, Coll: uint8(plan.AllReduce), Op: uint8(plan.OpRecvReduce), Peer: int32(peer), Seq: 1, Bytes: 8, Start: 1000, End: 3000, Extra: 1500},
+		{Kind: KindOp, Coll: uint8(plan.AllReduce), Op: uint8(plan.OpCopy), Step: 1, Peer: -1, Seq: 1, Bytes: 8, Start: 3100, End: 3200},
+		{Kind: KindCall, Coll: uint8(plan.AllReduce), DType: uint8(reduce.Float32), Seq: 1, Bytes: 8, Start: 900, End: 3300, Name: 1},
+	}, []Names{{"x", "y"}, {"ring", "test"}})
+	return f
+}
+
+func TestWriteReadMerge(t *testing.T) {
+	dir := t.TempDir()
+	// Rank 1's clock is 10 us behind the launcher's and its epoch 5 us
+	// later: its events land 15 us after rank 0's.
+	for _, f := range []*File{rankFile(0, 0, 1_000_000, 0), rankFile(1, 1, 1_005_000, 10_000)} {
+		if err := WriteFile(dir, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 || files[0].Rank != 0 || files[1].Ops[1].Op != "RecvReduce" || files[1].Calls[0].DType != "float32" {
+		t.Fatalf("read back %+v", files)
+	}
+	merged, err := Merge(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := merged.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		TraceEvents []struct {
+			Name, Cat, Ph string
+			Ts, Dur       float64
+			Pid, Tid      int
+			Args          map[string]any
+		}
+		Metadata struct{ Clocks []RankClock }
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[int]float64{}
+	names := map[[2]int]string{}
+	for _, e := range got.TraceEvents {
+		switch {
+		case e.Ph == "M" && e.Name == "thread_name":
+			names[[2]int{e.Pid, e.Tid}] = e.Args["name"].(string)
+		case e.Cat == "call":
+			calls[e.Tid-1] = e.Ts
+			if e.Dur != 2.4 || e.Args["algo"] != "ring" || e.Args["dtype"] != "float32" {
+				t.Errorf("call %+v", e)
+			}
+		case e.Cat == "wait":
+			if e.Name != "wait rank "+string(rune('0'+2-e.Tid)) || e.Dur != 1.5 {
+				t.Errorf("wait %+v", e)
+			}
+		}
+	}
+	if names[[2]int{1, 1}] != "rank 0" || names[[2]int{2, 2}] != "rank 1" {
+		t.Errorf("tracks %v: want rank 0 in process 1 (host 0), rank 1 in process 2", names)
+	}
+	if calls[0] != 0 || calls[1] != 15 {
+		t.Errorf("calls start at %v us, want rank 0 at 0 and rank 1 at 15 (epoch and clock offset)", calls)
+	}
+	if len(got.Metadata.Clocks) != 2 || got.Metadata.Clocks[1].OffsetNs != 10_000 {
+		t.Errorf("clocks %+v", got.Metadata.Clocks)
+	}
+}
+
+func TestMergeRefusesTwoJobs(t *testing.T) {
+	a, b := rankFile(0, 0, 0, 0), rankFile(1, 0, 0, 0)
+	b.JobID = "other"
+	if _, err := Merge([]*File{a, b}); err == nil {
+		t.Fatal("merged the files of two jobs")
+	}
+}
+
+func TestReadDirRefusesDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	WriteFile(dir, rankFile(0, 0, 0, 0))
+	f := rankFile(0, 0, 0, 0)
+	b, _ := json.Marshal(f)
+	if err := writeBytes(filepath.Join(dir, "rank-00.json"), b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadDir(dir); err == nil {
+		t.Fatal("two files of rank 0 read")
+	}
+}
+
+func TestReport(t *testing.T) {
+	tallies := []*Tally{NewTally(), NewTally(), NewTally()}
+	for rank, tl := range tallies {
+		for i := range 4 {
+			tl.Add(uint8(plan.AllReduce), 8, time.Duration(10*(rank+1))*time.Microsecond, "oneshot")
+			tl.Add(uint8(plan.AllReduce), 1<<20, time.Millisecond, []string{"ring", "rhd"}[i%2])
+		}
+		tl.Add(uint8(plan.Broadcast), 0, time.Microsecond, "ring")
+	}
+	var sums []Summary
+	for rank, tl := range tallies[:2] { // rank 2 sends nothing
+		sums = append(sums, tl.Summary(rank))
+	}
+	r := MakeReport(3, sums)
+	if len(r.Missing) != 1 || r.Missing[0] != 2 {
+		t.Errorf("missing %v, want [2]", r.Missing)
+	}
+	if len(r.Rows) != 3 {
+		t.Fatalf("rows %+v", r.Rows)
+	}
+	small := r.Rows[0]
+	if small.Coll != "AllReduce" || small.Class != "<=256 B" || small.Calls != 4 || small.Bytes != 32 ||
+		small.MeanNs != 15_000 || small.SlowestRank != 1 || small.SlowestMeanNs != 20_000 || small.Algos["oneshot"] != 8 {
+		t.Errorf("small AllReduces: %+v", small)
+	}
+	if big := r.Rows[1]; big.Class != "<=1 MiB" || big.Algos["ring"] != 4 || big.Algos["rhd"] != 4 || big.TotalNs != 4_000_000 {
+		t.Errorf("large AllReduces: %+v", big)
+	}
+	if r.Rows[2].Coll != "Broadcast" || r.Rows[2].Class != "0 B" {
+		t.Errorf("third row %+v", r.Rows[2])
+	}
+	var buf bytes.Buffer
+	if err := r.Print(&buf); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", buf.String())
+}
+
+func TestSizeClass(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1: "<=256 B", 256: "<=256 B", 257: "<=4 KiB", 1 << 20: "<=1 MiB", 1<<20 + 1: "<=16 MiB", 1 << 30: ">256 MiB"} {
+		if got := SizeClass(n); got != want {
+			t.Errorf("SizeClass(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
