@@ -29,6 +29,8 @@ type controlPlane interface {
 	// Heartbeat the job's heartbeat interval.
 	Status() []control.RankStatus
 	Heartbeat() time.Duration
+	// Value is what a rank put at key, if anything (Job.Collect).
+	Value(key string) ([]byte, bool)
 	Close() error
 }
 
@@ -100,8 +102,9 @@ func (c *serverControl) Addr() string                    { return c.srv.Addr() }
 func (c *serverControl) Abort(origin int, reason string) { c.srv.Abort(origin, reason) }
 func (c *serverControl) Events() <-chan controlEvent     { return c.events }
 
-func (c *serverControl) Status() []control.RankStatus { return c.srv.Status() }
-func (c *serverControl) Heartbeat() time.Duration     { return c.srv.Heartbeat() }
+func (c *serverControl) Status() []control.RankStatus    { return c.srv.Status() }
+func (c *serverControl) Heartbeat() time.Duration        { return c.srv.Heartbeat() }
+func (c *serverControl) Value(key string) ([]byte, bool) { return c.srv.Value(key) }
 
 func (c *serverControl) States() []control.RankState {
 	st := c.srv.Status()

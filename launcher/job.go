@@ -92,6 +92,13 @@ type Job struct {
 	// job's status (jobstatus.go: SIGUSR1 and hcclrun status); nil
 	// prints the number. The CLI passes the runtime's names.
 	CollName func(uint8) string
+	// Collect, when set, is called once every rank has finished, before
+	// the control plane closes, with what each rank put at the control
+	// plane's key CollectKey+"<rank>" (nil where it put nothing): how
+	// hcclrun --report gathers the ranks' summaries. It runs even when
+	// the job failed.
+	CollectKey string
+	Collect    func(values [][]byte)
 
 	Logger *slog.Logger // nil discards
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -132,6 +133,13 @@ func newSupervisor(r *resolved, ctl controlPlane) *supervisor {
 // tables). It runs after every waiter has returned.
 func (s *supervisor) cleanup() {
 	s.waiters.Wait()
+	if s.r.Collect != nil {
+		values := make([][]byte, len(s.r.slots))
+		for rank := range values {
+			values[rank], _ = s.ctl.Value(s.r.CollectKey + strconv.Itoa(rank))
+		}
+		s.r.Collect(values)
+	}
 	if err := s.ctl.Close(); err != nil {
 		s.r.log.Warn("close control plane", "err", err)
 	}

@@ -101,7 +101,7 @@ func launchFlags() []cli.Flag {
 		&cli.GenericFlag{Name: "grace", Value: &durationValue{d: launcher.DefaultGrace}, Usage: "delay between SIGTERM and SIGKILL when the job is torn down (`DURATION`; 0 kills at once)"},
 		&cli.GenericFlag{Name: "abort-wait", Value: new(durationValue), Hidden: true, Usage: "after a failure, let ranks see the abort for DURATION before SIGTERM"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log the launcher's decisions to stderr"},
-	}, hostFlags()...)
+	}, append(hostFlags(), observeFlags()...)...)
 }
 
 // jobFromFlags turns the root command's flags and arguments into a Job.
@@ -151,6 +151,9 @@ func jobWith(c *cli.Context, io stdio, program string, args []string) (*launcher
 		CollName:  collName, // status.go
 	}
 	if err := placeJob(c, io, job); err != nil {
+		return nil, err
+	}
+	if err := observeJob(c, io, job); err != nil { // trace.go
 		return nil, err
 	}
 	return job, nil

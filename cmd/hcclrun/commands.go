@@ -18,6 +18,7 @@ func commands() []*cli.Command {
 		planCommand(),
 		benchCommand(),
 		statusCommand(),
+		traceCommand(),
 		agentCommand(),
 	}
 }

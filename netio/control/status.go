@@ -143,6 +143,15 @@ func (s *Server) statusLocked() []RankStatus {
 	return st
 }
 
+// Value returns what was put at key, if anything: for the launcher,
+// which reads what the ranks left for it (hcclrun --report).
+func (s *Server) Value(key string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.kv[key]
+	return v, ok
+}
+
 // touch records that the server just read a message from rank.
 func (s *Server) touch(rank int) {
 	s.live[rank].heard.Store(int64(time.Since(s.start)))
