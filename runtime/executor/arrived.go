@@ -56,6 +56,9 @@ func (r *run) takeArrived(ctx context.Context, tasks []*task) ([]*task, error) {
 			t.arriver, _ = r.e.links.Open(t.op.Peer).(transport.Arriver)
 		}
 	}
+	if r.e.trace != nil {
+		r.polling(tasks) // observe.go
+	}
 	poll := r.e.poll
 	var start time.Time
 	for i := 0; ; i++ {

@@ -198,6 +198,7 @@ type task struct {
 	// the task keeps them off the per-call heap.
 	sendHdr, recvHdr wire.Header
 	start, waited    int64 // Now at exec, and until the first frame came (Config.Trace only)
+	polled           int64 // Config.Trace only: when takeArrived began to poll for it (0: not polled)
 }
 
 // begin readies a kept task for an op of step index. Only what carries
@@ -207,7 +208,7 @@ type task struct {
 // copied all of its ~300 bytes for every op of every call, a tenth of an
 // 8-byte AllReduce's profile.
 func (t *task) begin(r *run, index int) {
-	t.r, t.ctx, t.index, t.ord, t.sent, t.err = r, nil, index, 0, 0, nil
+	t.r, t.ctx, t.index, t.ord, t.sent, t.err, t.polled = r, nil, index, 0, 0, nil, 0
 }
 
 // worker runs the ops of a step beyond the first, each on a goroutine of
@@ -595,7 +596,7 @@ func (r *run) exec(ctx context.Context, t *task) error {
 		r.waiting(t.index, t.op.Peer)
 	}
 	if r.e.trace != nil {
-		t.start, t.waited = Now(), 0
+		r.execStart(t) // observe.go
 	}
 	if err := r.execOp(ctx, t); err != nil {
 		return r.failed(t.op, t.index, err)

@@ -92,6 +92,23 @@ func (r *run) tracedInline(t *task, start int64) {
 	r.e.trace.Op(&r.call, t.index, t.op, n, start, end, 0)
 }
 
+// polling marks the tasks takeArrived polls for: their ops start with
+// the poll, and a receive's wait includes it.
+func (r *run) polling(tasks []*task) {
+	for _, t := range tasks {
+		t.polled = r.clock
+	}
+}
+
+// execStart starts the trace of an op exec runs: now, or when the poll
+// for it began.
+func (r *run) execStart(t *task) {
+	t.start, t.waited = t.polled, 0
+	if t.start == 0 {
+		t.start = Now()
+	}
+}
+
 // tracedWaited reports an op that exec ran, on the calling goroutine or
 // a worker, from t.start until now.
 func (r *run) tracedWaited(t *task) {
