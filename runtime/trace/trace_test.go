@@ -3,7 +3,10 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -188,5 +191,42 @@ func TestSizeClass(t *testing.T) {
 		if got := SizeClass(n); got != want {
 			t.Errorf("SizeClass(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestWriteHTML: the drawing is one SVG that encoding/xml reads, with a
+// lane label per rank and a box per call, step and wait of the window.
+func TestWriteHTML(t *testing.T) {
+	merged, err := Merge([]*File{rankFile(0, 0, 1_000_000, 0), rankFile(1, 1, 1_005_000, 10_000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := merged.WriteHTML(&buf, 1200, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	svg := page[strings.Index(page, "<svg") : strings.Index(page, "</svg>")+len("</svg>")]
+	var doc struct {
+		Rects []struct {
+			Title string `xml:"title"`
+		} `xml:"rect"`
+		Texts []string `xml:"text"`
+	}
+	if err := xml.Unmarshal([]byte(svg), &doc); err != nil {
+		t.Fatalf("the SVG does not parse: %v", err)
+	}
+	boxes := 0
+	for _, r := range doc.Rects {
+		if r.Title != "" {
+			boxes++
+		}
+	}
+	// Per rank: a call, two steps, a wait.
+	if boxes != 8 {
+		t.Errorf("%d boxes, want 8", boxes)
+	}
+	if !slices.Contains(doc.Texts, "rank 0") || !slices.Contains(doc.Texts, "rank 1") {
+		t.Errorf("lane labels missing: %q", doc.Texts)
 	}
 }
