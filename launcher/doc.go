@@ -39,6 +39,11 @@
 //     when its link ends (stdin EOF, silence, a signal), because neither
 //     sshd nor SSH signals can be trusted to; the launcher turns a lost link
 //     into a *HostLostError naming the host and its ranks.
+//   - The status of a running job (jobstatus.go): SIGUSR1, or hcclrun
+//     status through a unix socket the launcher serves, prints which call
+//     each rank is in and which peer it waits for, from the control
+//     plane's view of the heartbeats; Job.Collect hands the launcher's
+//     caller what the ranks left on the control plane (hcclrun --report).
 //   - ExitStatus (status.go) is how a rank ended; the errors Run returns
 //     (errors.go) carry the summary a user sees and the exit code hcclrun
 //     returns.

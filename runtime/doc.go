@@ -124,6 +124,19 @@
 // takes HCCL's level0/level1 forms beside ours (docs/selector.md). What the
 // defaults were measured at is in docs/measurements.md.
 //
+// # Observability
+//
+// HCCL_TRACE=DIR records the job communicator's calls and every op of
+// their plans (with the time each receive waited for its peer) in a ring
+// of the last HCCL_TRACE_EVENTS events, written to DIR/rank-<rank>.json
+// at Close, after a failed call and on SIGTERM, SIGINT or SIGHUP
+// (trace.go, package trace; hcclrun trace merge makes one timeline);
+// HCCL_REPORT=1 tallies the calls for hcclrun --report. Whatever the
+// knobs, the executor stores where the rank waits (step and peer) into a
+// word of the control client that the heartbeats carry, which hcclrun
+// status shows (trace_where.go). docs/tracing.md tells how to read them,
+// docs/performance.md#tracing-overhead what they cost.
+//
 // # Failures
 //
 // The first op that fails aborts the job through the control plane and

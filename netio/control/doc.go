@@ -14,12 +14,19 @@
 //
 // Progress: the runtime marks each collective it enters and leaves with
 // Client.SetProgress (one atomic store); the value rides on the
-// heartbeats and on every Status request. Client.Status and Server.Status
+// heartbeats and on every Status request, and so does the word
+// Client.Where, in which the runtime's executor stores where inside the
+// call the rank waits (wire.Where: step and peer), for the launcher's
+// hcclrun status (Server.Status only). Client.Status and Server.Status
 // list every rank's state (not joined, alive, left, lost), last reported
 // collective and silence, and Stragglers turns that list into the
 // explanation of a timed-out collective: which ranks are STUCK (alive,
 // heartbeating, behind), LOST (disconnected or silent for more than two
 // heartbeats), LEFT or NOT JOINED.
+//
+// Clock: Client.Clock measures the rank's clock against the server's
+// (Cristian's algorithm: the shortest of a few round trips, its midpoint,
+// half of it as the error bar), for traces of ranks on several hosts.
 //
 // Reads are patient: a reader whose deadline passed while it was not
 // scheduled (an oversubscribed host) would otherwise take its own lateness
