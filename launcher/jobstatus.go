@@ -166,13 +166,31 @@ func QueryStatus(ctx context.Context, w io.Writer, pid int) error {
 	if err != nil {
 		return err
 	}
-	var live []string
+	var (
+		d     net.Dialer
+		live  []string
+		conns []net.Conn
+	)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
 	for _, p := range socks {
 		owner, _, _ := strings.Cut(filepath.Base(p), ".")
-		if n, err := strconv.Atoi(owner); err != nil || (pid != 0 && n != pid) || syscall.Kill(n, 0) != nil {
-			continue // another launcher's, or one that died without removing it
+		if n, err := strconv.Atoi(owner); err != nil || (pid != 0 && n != pid) {
+			continue
 		}
-		live = append(live, p)
+		conn, err := d.DialContext(ctx, "unix", p)
+		if err != nil {
+			// A launcher killed before it could remove its socket: no one
+			// listens (its pid may be another process's by now).
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				os.Remove(p)
+			}
+			continue
+		}
+		live, conns = append(live, p), append(conns, conn)
 	}
 	switch {
 	case len(live) == 0 && pid != 0:
@@ -186,22 +204,15 @@ func QueryStatus(ctx context.Context, w io.Writer, pid int) error {
 		}
 		return Usagef("%d jobs are running; name one by the launcher's process id (pid.jobid):%s", len(live), b.String())
 	}
-	var d net.Dialer
-	for i, p := range live {
-		conn, err := d.DialContext(ctx, "unix", p)
-		if err != nil {
-			return fmt.Errorf("job %s: %w", filepath.Base(p), err)
-		}
+	for i, conn := range conns {
 		if dl, ok := ctx.Deadline(); ok {
 			conn.SetReadDeadline(dl)
 		}
 		if i > 0 {
 			io.WriteString(w, "\n")
 		}
-		_, err = io.Copy(w, conn)
-		conn.Close()
-		if err != nil {
-			return fmt.Errorf("job %s: %w", filepath.Base(p), err)
+		if _, err := io.Copy(w, conn); err != nil {
+			return fmt.Errorf("job %s: %w", filepath.Base(live[i]), err)
 		}
 	}
 	return nil
