@@ -7,12 +7,12 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hcclrun/hcclrun/netio/control"
 )
@@ -27,9 +27,13 @@ import (
 // has been silent for two heartbeats is flagged: stopped, hung outside
 // Go's scheduler, or cut off, while its peers' rows say who waits for it.
 //
-// The launcher serves the text on a unix socket, StatusDir()/<pid>.<job
-// id>.sock, in a directory only its user may enter; hcclrun status reads
-// it (QueryStatus).
+// The launcher serves the text on an abstract unix socket (no file: it
+// vanishes with the process however it dies, as a killed launcher's
+// leftovers must), @hcclrun-status/<uid>/<pid>/<job id>, and answers only
+// connections of its own user or root (SO_PEERCRED); hcclrun status
+// finds the sockets in /proc/net/unix and reads one (QueryStatus).
+// Abstract sockets belong to a network namespace: hcclrun status runs in
+// the launcher's.
 
 // JobStatus is a snapshot of a running job's ranks.
 type JobStatus struct {
@@ -106,31 +110,14 @@ func (s *supervisor) printStatus() {
 	io.WriteString(s.r.stderr, b.String())
 }
 
-// StatusDir is the directory of the running jobs' status sockets:
-// $XDG_RUNTIME_DIR/hcclrun, else hcclrun-<uid> in the temporary
-// directory.
-func StatusDir() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "hcclrun")
-	}
-	return filepath.Join(os.TempDir(), "hcclrun-"+strconv.Itoa(os.Getuid()))
-}
+// statusPrefix starts the names of this user's status sockets.
+func statusPrefix() string { return fmt.Sprintf("@hcclrun-status/%d/", os.Getuid()) }
 
 // serveStatus listens on the job's status socket until stop is called.
-// A launcher that cannot (no writable directory) runs without one.
+// A launcher that cannot runs without one.
 func (s *supervisor) serveStatus() (stop func()) {
-	dir := StatusDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		s.r.log.Debug("no status socket", "err", err)
-		return func() {}
-	}
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 ||
-		fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
-		s.r.log.Warn("no status socket: its directory is not this user's alone", "dir", dir)
-		return func() {}
-	}
-	path := filepath.Join(dir, fmt.Sprintf("%d.%s.sock", os.Getpid(), s.r.env.JobID))
-	ln, err := net.Listen("unix", path)
+	name := fmt.Sprintf("%s%d/%s", statusPrefix(), os.Getpid(), s.r.env.JobID)
+	ln, err := net.Listen("unix", name)
 	if err != nil {
 		s.r.log.Debug("no status socket", "err", err)
 		return func() {}
@@ -143,17 +130,62 @@ func (s *supervisor) serveStatus() (stop func()) {
 			if err != nil {
 				return
 			}
-			var b strings.Builder
-			s.status().Format(&b, s.r.CollName)
-			conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			io.WriteString(conn, b.String())
+			if sameUser(conn) {
+				var b strings.Builder
+				s.status().Format(&b, s.r.CollName)
+				conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+				io.WriteString(conn, b.String())
+			}
 			conn.Close()
 		}
 	}()
 	return func() {
-		ln.Close() // removes the socket file
+		ln.Close()
 		<-done
 	}
+}
+
+// sameUser reports whether conn's peer runs as this process's user, or
+// as root: anyone on the host can reach an abstract socket.
+func sameUser(conn net.Conn) bool {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return false
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil || cerr != nil {
+		return false
+	}
+	return cred.Uid == uint32(os.Getuid()) || cred.Uid == 0
+}
+
+// statusSockets lists the names of this user's status sockets, of the
+// launcher pid (0: every launcher), from a /proc/net/unix listing.
+func statusSockets(procNetUnix string, pid int) []string {
+	prefix := statusPrefix()
+	seen := map[string]bool{}
+	var out []string
+	for _, line := range strings.Split(procNetUnix, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 || !strings.HasPrefix(f[7], prefix) {
+			continue
+		}
+		name := f[7]
+		owner, _, _ := strings.Cut(strings.TrimPrefix(name, prefix), "/")
+		if n, err := strconv.Atoi(owner); err != nil || (pid != 0 && n != pid) || seen[name] {
+			continue
+		}
+		seen[name] = true
+		out = append(out, name)
+	}
+	return out
 }
 
 // ErrNoJob is QueryStatus's error when no running job matches.
@@ -162,10 +194,11 @@ var ErrNoJob = errors.New("no running hcclrun job found")
 // QueryStatus writes the status of the job launched by the hcclrun of
 // process pid (0: the only job running) to w.
 func QueryStatus(ctx context.Context, w io.Writer, pid int) error {
-	socks, err := filepath.Glob(filepath.Join(StatusDir(), "*.sock"))
+	listing, err := os.ReadFile("/proc/net/unix")
 	if err != nil {
 		return err
 	}
+	names := statusSockets(string(listing), pid)
 	var (
 		d     net.Dialer
 		live  []string
@@ -176,33 +209,25 @@ func QueryStatus(ctx context.Context, w io.Writer, pid int) error {
 			c.Close()
 		}
 	}()
-	for _, p := range socks {
-		owner, _, _ := strings.Cut(filepath.Base(p), ".")
-		if n, err := strconv.Atoi(owner); err != nil || (pid != 0 && n != pid) {
-			continue
-		}
-		conn, err := d.DialContext(ctx, "unix", p)
+	for _, name := range names {
+		conn, err := d.DialContext(ctx, "unix", name)
 		if err != nil {
-			// A launcher killed before it could remove its socket: no one
-			// listens (its pid may be another process's by now).
-			if errors.Is(err, syscall.ECONNREFUSED) {
-				os.Remove(p)
-			}
-			continue
+			continue // the launcher has just finished
 		}
-		live, conns = append(live, p), append(conns, conn)
+		live, conns = append(live, name), append(conns, conn)
 	}
+	job := func(name string) string { return strings.TrimPrefix(name, statusPrefix()) }
 	switch {
 	case len(live) == 0 && pid != 0:
-		return fmt.Errorf("%w for process %d in %s", ErrNoJob, pid, StatusDir())
+		return fmt.Errorf("%w for process %d", ErrNoJob, pid)
 	case len(live) == 0:
-		return fmt.Errorf("%w in %s", ErrNoJob, StatusDir())
+		return ErrNoJob
 	case len(live) > 1 && pid == 0:
 		var b strings.Builder
-		for _, p := range live {
-			b.WriteString("\n  " + strings.TrimSuffix(filepath.Base(p), ".sock"))
+		for _, name := range live {
+			b.WriteString("\n  " + job(name))
 		}
-		return Usagef("%d jobs are running; name one by the launcher's process id (pid.jobid):%s", len(live), b.String())
+		return Usagef("%d jobs are running; name one by the launcher's process id (pid/job id):%s", len(live), b.String())
 	}
 	for i, conn := range conns {
 		if dl, ok := ctx.Deadline(); ok {
@@ -212,7 +237,7 @@ func QueryStatus(ctx context.Context, w io.Writer, pid int) error {
 			io.WriteString(w, "\n")
 		}
 		if _, err := io.Copy(w, conn); err != nil {
-			return fmt.Errorf("job %s: %w", filepath.Base(live[i]), err)
+			return fmt.Errorf("job %s: %w", job(live[i]), err)
 		}
 	}
 	return nil

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,28 +40,59 @@ func TestJobStatusFormat(t *testing.T) {
 	}
 }
 
-// TestQueryStatusSkipsStale: a socket nobody listens on (its launcher
-// was killed) is removed and skipped; with no live job the error says so.
-func TestQueryStatusSkipsStale(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("XDG_RUNTIME_DIR", dir)
-	if err := os.MkdirAll(StatusDir(), 0o700); err != nil {
-		t.Fatal(err)
+// TestStatusSockets: the listing's status sockets of this user, of one
+// launcher or all, once each; other users' and other sockets are not.
+func TestStatusSockets(t *testing.T) {
+	me := statusPrefix()
+	other := fmt.Sprintf("@hcclrun-status/%d/", os.Getuid()+1)
+	listing := strings.Join([]string{
+		"Num       RefCount Protocol Flags    Type St Inode Path",
+		"0000000000000000: 00000002 00000000 00010000 0001 01 100 " + me + "10/hccl-a",
+		"0000000000000000: 00000003 00000000 00000000 0001 03 101 " + me + "10/hccl-a",
+		"0000000000000000: 00000002 00000000 00010000 0001 01 102 " + me + "11/hccl-b",
+		"0000000000000000: 00000002 00000000 00010000 0001 01 103 " + other + "10/hccl-c",
+		"0000000000000000: 00000002 00000000 00010000 0001 01 104 @hcclrun/job/0/x",
+		"0000000000000000: 00000002 00000000 00010000 0001 01 105",
+	}, "\n")
+	if got := statusSockets(listing, 0); strings.Join(got, " ") != me+"10/hccl-a "+me+"11/hccl-b" {
+		t.Errorf("every launcher: %q", got)
 	}
-	stale := filepath.Join(StatusDir(), strconv.Itoa(os.Getpid())+".gone.sock")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: stale, Net: "unix"})
+	if got := statusSockets(listing, 11); len(got) != 1 || got[0] != me+"11/hccl-b" {
+		t.Errorf("launcher 11: %q", got)
+	}
+}
+
+// TestQueryStatusServes: a status socket of this process is found in
+// /proc/net/unix and read; a pid with none says there is no job.
+func TestQueryStatusServes(t *testing.T) {
+	name := fmt.Sprintf("%s%d/test-%d", statusPrefix(), os.Getpid(), time.Now().UnixNano())
+	ln, err := net.Listen("unix", name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln.SetUnlinkOnClose(false)
-	ln.Close()
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if sameUser(c) {
+				c.Write([]byte("the table\n"))
+			}
+			c.Close()
+		}
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = QueryStatus(ctx, &bytes.Buffer{}, 0)
-	if !errors.Is(err, ErrNoJob) {
-		t.Fatalf("got %v, want ErrNoJob", err)
+	var b bytes.Buffer
+	if err := QueryStatus(ctx, &b, os.Getpid()); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("stale socket left: %v", err)
+	if b.String() != "the table\n" {
+		t.Errorf("read %q", b.String())
+	}
+	if err := QueryStatus(ctx, &b, 1<<30); !errors.Is(err, ErrNoJob) {
+		t.Errorf("a launcher that does not exist: %v, want ErrNoJob", err)
 	}
 }

@@ -35,7 +35,7 @@ disturbed. kill -USR1 <hcclrun's pid> prints the same to the job's stderr.`,
 				return launcher.Usagef("status: at most one argument, the launcher's process id")
 			}
 			if a := c.Args().First(); a != "" {
-				n, err := strconv.Atoi(strings.SplitN(a, ".", 2)[0])
+				n, err := strconv.Atoi(strings.SplitN(a, "/", 2)[0]) // PID or PID/JOB as a list of several jobs names it
 				if err != nil || n <= 0 {
 					return launcher.Usagef("status: %q is not a process id", a)
 				}

@@ -19,7 +19,7 @@ import (
 func TestTraceOnSignal(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "trace")
-	env := append(os.Environ(), "TMPDIR="+tmp, "XDG_RUNTIME_DIR=")
+	env := append(os.Environ(), "TMPDIR="+tmp)
 	cmd := exec.Command(hcclrunBin, "-np", "3", "--trace", dir, hcclProg, "-iters", "100000000", "-bytes", "8")
 	cmd.Env = env
 	if err := cmd.Start(); err != nil {

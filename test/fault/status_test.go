@@ -1,7 +1,6 @@
 package fault
 
 import (
-	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -17,7 +16,7 @@ import (
 // stopped rank from being declared lost meanwhile.
 func TestStatusStuckRank(t *testing.T) {
 	const victim = 1
-	env := []string{"HCCL_HEARTBEAT_TIMEOUT=60", "XDG_RUNTIME_DIR="}
+	env := []string{"HCCL_HEARTBEAT_TIMEOUT=60"}
 	j := startJob(t, env, nil, args(faultProg, "-mode", "loop", "-for", "6s")...)
 	rs := j.ranks(4, 30*time.Second)
 	j.ready(4, 60*time.Second)
@@ -37,7 +36,6 @@ func TestStatusStuckRank(t *testing.T) {
 	var out []byte
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		cmd := exec.Command(hcclrunBin, "status", strconv.Itoa(j.cmd.Process.Pid))
-		cmd.Env = append(os.Environ(), "TMPDIR="+j.tmp, "XDG_RUNTIME_DIR=")
 		var err error
 		out, err = cmd.CombinedOutput()
 		if err != nil {
