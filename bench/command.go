@@ -132,7 +132,7 @@ func benchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type: float, double, half, bfloat16, int8, uint8, int16, uint16, int32, uint32, int64, uint64"},
 		&cli.StringFlag{Name: "redop", Value: "sum", Usage: "reduction: sum, prod, max, min, avg (avg: floating types)"},
 		&cli.IntFlag{Name: "root", Aliases: []string{"r"}, Value: 0, Usage: "root of broadcast and reduce"},
-		&cli.StringFlag{Name: "algos", Usage: "compare the algorithms of `LIST` (ring,rhd,mesh,oneshot,pat,tree,auto) within the job"},
+		&cli.StringFlag{Name: "algos", Usage: "compare the algorithms of `LIST` (ring,rhd,mesh,oneshot,pat,tree,auto; NAME+trace runs NAME with HCCL_TRACE recording on, which needs -x HCCL_TRACE=DIR) within the job"},
 		&cli.IntFlag{Name: "rounds", Value: 5, Usage: "with --algos, measure each algorithm `R` times, interleaved"},
 		&cli.IntFlag{Name: "first", Usage: "time the first `N` calls of a fresh job per collective and size, with no warm-up (-n and -w are refused)", DefaultText: "off"},
 		&cli.StringFlag{Name: "json", Usage: "write every row to `FILE` as JSON"},

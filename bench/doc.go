@@ -43,7 +43,10 @@
 // With --algos the job alternates the listed algorithms (forced with
 // Comm.SetAlgo, "auto" being the selector's choice) in --rounds rounds at
 // every size, so that a shared machine's changes of speed hit them alike;
-// each gets a row, with the median of its rounds' means (algos.go).
+// each gets a row, with the median of its rounds' means (algos.go). A name
+// with +trace (auto+trace) runs that algorithm with the ranks' HCCL_TRACE
+// recording on and the others with it off (Comm.SetTracing), which is how
+// docs/performance.md#tracing-overhead measures tracing's cost.
 // bench/calibrate measures the selector's model this way.
 //
 // # A fresh job's first calls (--first)
