@@ -73,6 +73,7 @@ type tunables struct {
 	BuffSize            int           // HCCL_BUFFSIZE (selector.ParseBuffSize): staging bytes per link (0: default)
 	ConnectTimeout      time.Duration // HCCL_CONNECT_TIMEOUT: bound of Init
 	ExecTimeout         time.Duration // HCCL_EXEC_TIMEOUT: bound of one collective (0: none)
+	GraphFuseBytes      int           // HCCL_GRAPH_FUSE_BYTES: a graph's AllReduce bucket cap (0: default, graph.go)
 	// ShmSocketTag (HCCL_SHM_SOCKET_TAG) replaces the 128 random bits at
 	// the end of the rank's shared-memory socket name,
 	// @hcclrun/<job>/<rank>/<tag>. It is for tests that make a name
@@ -257,6 +258,13 @@ func knobsFromEnv(getenv func(string) string) (tunables, error) {
 			return tunables{}, err
 		}
 		k.BuffSize = int(n)
+	}
+	if s := getenv("HCCL_GRAPH_FUSE_BYTES"); s != "" {
+		n, err := selector.ParseBuffSize(s)
+		if err != nil {
+			return tunables{}, fmt.Errorf("HCCL_GRAPH_FUSE_BYTES=%q: %w", s, err)
+		}
+		k.GraphFuseBytes = int(n)
 	}
 	for _, v := range []struct {
 		name string

@@ -1,0 +1,374 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	hccl "github.com/hcclrun/hcclrun/runtime"
+)
+
+// Graph mode is checked against the same calls made one by one: a program
+// of nodes is run both ways on buffers filled alike, and every buffer must
+// come out bit for bit the same, on every rank, fused and unfused, after a
+// first replay and after a second over changed buffers.
+
+type gKind int
+
+const (
+	gAllReduce gKind = iota
+	gBroadcast
+	gReduce
+	gAllGather
+	gReduceScatter
+	gAlltoAll
+	gAlltoAllV
+	gBarrier
+	gKinds
+)
+
+type gNode struct {
+	kind    gKind
+	count   int
+	op      hccl.ReduceOp
+	root    int
+	inPlace bool
+}
+
+func (n gNode) String() string {
+	return fmt.Sprintf("{%d %d %v %d %v}", n.kind, n.count, n.op, n.root, n.inPlace)
+}
+
+// gBufs are one rank's buffers of a program: send and recv per node.
+type gBufs[T hccl.Element] struct {
+	send, recv [][]T
+	sc, sd     [][]int // AlltoAllV's
+	rc, rd     [][]int
+}
+
+func gVcount(count, i, j int) int { return (count*(1+(i+2*j)%3) + i + j) / 3 }
+
+// newGBufs allocates rank me's buffers of prog in a job of n ranks.
+func newGBufs[T hccl.Element](prog []gNode, me, n int) *gBufs[T] {
+	b := &gBufs[T]{}
+	for _, p := range prog {
+		var s, r []T
+		var sc, sd, rc, rd []int
+		switch p.kind {
+		case gAllReduce, gReduce:
+			s, r = make([]T, p.count), make([]T, p.count)
+		case gBroadcast:
+			s = make([]T, p.count)
+			r = s
+		case gAllGather:
+			s, r = make([]T, p.count), make([]T, n*p.count)
+		case gReduceScatter:
+			s, r = make([]T, n*p.count), make([]T, p.count)
+		case gAlltoAll:
+			s, r = make([]T, n*p.count), make([]T, n*p.count)
+		case gAlltoAllV:
+			sc, sd, rc, rd = make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+			st, rt := 0, 0
+			for k := range n {
+				sc[k], sd[k] = gVcount(p.count, me, k), st
+				st += sc[k]
+				rc[k], rd[k] = gVcount(p.count, k, me), rt
+				rt += rc[k]
+			}
+			s, r = make([]T, st), make([]T, rt)
+		}
+		b.send, b.recv = append(b.send, s), append(b.recv, r)
+		b.sc, b.sd, b.rc, b.rd = append(b.sc, sc), append(b.sd, sd), append(b.rc, rc), append(b.rd, rd)
+	}
+	return b
+}
+
+// fill writes step's contents into the buffers (in place, so a compiled
+// graph holding them sees the change).
+func (b *gBufs[T]) fill(prog []gNode, me, step int) {
+	for k, p := range prog {
+		for i := range b.send[k] {
+			b.send[k][i] = value[T](p.op, me, i+13*k+step)
+		}
+		if p.kind != gBroadcast {
+			for i := range b.recv[k] {
+				b.recv[k][i] = value[T](hccl.Sum, me+1, i+step)
+			}
+		}
+	}
+}
+
+// args returns node k's send and recv, aliased as the node asks.
+func (b *gBufs[T]) args(p gNode, k, me, n int) (send, recv []T) {
+	send, recv = b.send[k], b.recv[k]
+	if !p.inPlace {
+		return send, recv
+	}
+	switch p.kind {
+	case gAllReduce:
+		return recv, recv
+	case gReduce:
+		if me == p.root {
+			return recv, recv
+		}
+	case gAllGather:
+		return recv[me*p.count : (me+1)*p.count], recv
+	case gReduceScatter:
+		return send, send[me*p.count : (me+1)*p.count]
+	}
+	return send, recv
+}
+
+// apply records prog on g, or, g nil, calls it one by one.
+func apply[T hccl.Element](ctx context.Context, c *hccl.Comm, g *hccl.Graph, prog []gNode, b *gBufs[T]) error {
+	me, n := c.Rank(), c.Size()
+	for k, p := range prog {
+		s, r := b.args(p, k, me, n)
+		var err error
+		switch {
+		case p.kind == gAllReduce && g != nil:
+			err = hccl.GraphAllReduce(g, s, r, p.op)
+		case p.kind == gAllReduce:
+			err = hccl.AllReduce(ctx, c, s, r, p.op)
+		case p.kind == gBroadcast && g != nil:
+			err = hccl.GraphBroadcast(g, s, p.root)
+		case p.kind == gBroadcast:
+			err = hccl.Broadcast(ctx, c, s, p.root)
+		case p.kind == gReduce && g != nil:
+			err = hccl.GraphReduce(g, s, r, p.op, p.root)
+		case p.kind == gReduce:
+			err = hccl.Reduce(ctx, c, s, r, p.op, p.root)
+		case p.kind == gAllGather && g != nil:
+			err = hccl.GraphAllGather(g, s, r)
+		case p.kind == gAllGather:
+			err = hccl.AllGather(ctx, c, s, r)
+		case p.kind == gReduceScatter && g != nil:
+			err = hccl.GraphReduceScatter(g, s, r, p.op)
+		case p.kind == gReduceScatter:
+			err = hccl.ReduceScatter(ctx, c, s, r, p.op)
+		case p.kind == gAlltoAll && g != nil:
+			err = hccl.GraphAlltoAll(g, s, r)
+		case p.kind == gAlltoAll:
+			err = hccl.AlltoAll(ctx, c, s, r)
+		case p.kind == gAlltoAllV && g != nil:
+			err = hccl.GraphAlltoAllV(g, s, b.sc[k], b.sd[k], r, b.rc[k], b.rd[k])
+		case p.kind == gAlltoAllV:
+			err = hccl.AlltoAllV(ctx, c, s, b.sc[k], b.sd[k], r, b.rc[k], b.rd[k])
+		case p.kind == gBarrier && g != nil:
+			err = g.Barrier()
+		case p.kind == gBarrier:
+			err = c.Barrier(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("node %d %v: %w", k, p, err)
+		}
+	}
+	return nil
+}
+
+// checkGraph runs prog as a graph (fuse as Graph.FuseBytes) and one by one
+// on every rank of j, twice, and compares every buffer.
+func checkGraph[T hccl.Element](t *testing.T, j *testJob, prog []gNode, fuse int, wantFused bool) {
+	t.Helper()
+	ctx := ctxFor(t)
+	n := len(j.comms)
+	j.must(fmt.Sprintf("graph %v fuse %d", prog, fuse), func(c *hccl.Comm) error {
+		me := c.Rank()
+		gb, db := newGBufs[T](prog, me, n), newGBufs[T](prog, me, n)
+		g := hccl.NewGraph(c)
+		g.FuseBytes = fuse
+		if err := apply(ctx, c, g, prog, gb); err != nil {
+			return err
+		}
+		exe, err := g.Compile(ctx)
+		if err != nil {
+			return err
+		}
+		defer exe.Close()
+		if wantFused && exe.Steps() >= len(prog) {
+			return fmt.Errorf("%d nodes compiled to %d steps, want fewer", len(prog), exe.Steps())
+		}
+		for step := range 2 {
+			gb.fill(prog, me, step)
+			db.fill(prog, me, step)
+			if err := exe.Run(ctx); err != nil {
+				return fmt.Errorf("replay %d: %w", step, err)
+			}
+			if err := apply(ctx, c, nil, prog, db); err != nil {
+				return fmt.Errorf("one by one %d: %w", step, err)
+			}
+			for k := range prog {
+				if err := sameBits(gb.send[k], db.send[k]); err != nil {
+					return fmt.Errorf("replay %d node %d %v send: %w", step, k, prog[k], err)
+				}
+				if err := sameBits(gb.recv[k], db.recv[k]); err != nil {
+					return fmt.Errorf("replay %d node %d %v recv: %w", step, k, prog[k], err)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// everyNode is a program with every collective, in and out of place, with
+// runs of small AllReduces that fuse.
+func everyNode(n int, avg bool) []gNode {
+	op := hccl.Sum
+	if avg {
+		op = hccl.Avg
+	}
+	return []gNode{
+		{kind: gAllReduce, count: 7, op: op}, {kind: gAllReduce, count: 1000, op: op, inPlace: true},
+		{kind: gAllReduce, count: 0, op: op}, {kind: gAllReduce, count: 33, op: op},
+		{kind: gBroadcast, count: 100, root: n - 1},
+		{kind: gAllReduce, count: 64, op: hccl.Max}, {kind: gAllReduce, count: 5, op: hccl.Max},
+		{kind: gReduce, count: 50, op: hccl.Sum, root: n / 2}, {kind: gReduce, count: 9, op: hccl.Min, root: 0, inPlace: true},
+		{kind: gAllGather, count: 11}, {kind: gAllGather, count: 300, inPlace: true},
+		{kind: gReduceScatter, count: 17, op: hccl.Sum}, {kind: gReduceScatter, count: 4, op: hccl.Max, inPlace: true},
+		{kind: gAlltoAll, count: 6}, {kind: gAlltoAllV, count: 20}, {kind: gBarrier},
+		{kind: gAllReduce, count: 3000, op: hccl.Prod}, {kind: gAllReduce, count: 1, op: hccl.Prod},
+	}
+}
+
+func TestGraphMatchesCalls(t *testing.T) {
+	for _, tcp := range []bool{false, true} {
+		for n := 1; n <= 5; n++ {
+			t.Run(fmt.Sprintf("tcp=%v/np%d", tcp, n), func(t *testing.T) {
+				j := startJob(t, n, hccl.WithShmDisabled(tcp))
+				for _, fuse := range []int{-1, 0} {
+					checkGraph[float32](t, j, everyNode(n, true), fuse, fuse == 0)
+					checkGraph[int32](t, j, everyNode(n, false), fuse, fuse == 0)
+					checkGraph[hccl.BFloat16](t, j, everyNode(n, true), fuse, fuse == 0)
+					checkGraph[uint8](t, j, everyNode(n, false), fuse, fuse == 0)
+					checkGraph[float64](t, j, everyNode(n, false), fuse, fuse == 0)
+				}
+				// A small cap splits a run of AllReduces into several buckets.
+				checkGraph[int64](t, j, everyNode(n, false), 4096, true)
+			})
+		}
+	}
+}
+
+// randomProgram is a graph shape from r: mostly AllReduces (so that runs
+// fuse), every other collective now and then.
+func randomProgram(r *rand.Rand, n int, float bool) []gNode {
+	ops := []hccl.ReduceOp{hccl.Sum, hccl.Max, hccl.Min, hccl.Prod}
+	if float {
+		ops = append(ops, hccl.Avg)
+	}
+	counts := []int{0, 1, 3, 100, 1000, 5000}
+	prog := make([]gNode, 1+r.IntN(20))
+	for i := range prog {
+		k := gAllReduce
+		if r.IntN(3) == 0 {
+			k = gKind(r.IntN(int(gKinds)))
+		}
+		prog[i] = gNode{kind: k, count: counts[r.IntN(len(counts))], op: ops[r.IntN(len(ops))],
+			root: r.IntN(n), inPlace: r.IntN(2) == 0}
+		if r.IntN(2) == 0 && i > 0 && prog[i-1].kind == gAllReduce && k == gAllReduce {
+			prog[i].op = prog[i-1].op // runs of one op fuse
+		}
+	}
+	return prog
+}
+
+func TestGraphRandomShapes(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		j := startJob(t, n)
+		for seed := range uint64(12) {
+			prog := randomProgram(rand.New(rand.NewPCG(seed, uint64(n))), n, true)
+			fuse := []int{-1, 0, 8000}[seed%3]
+			checkGraph[float32](t, j, prog, fuse, false)
+		}
+	}
+}
+
+// FuzzGraphShapes runs random graph shapes (from the fuzzer's seed) at 3
+// ranks against the same calls one by one.
+func FuzzGraphShapes(f *testing.F) {
+	for _, s := range []uint64{1, 7, 42} {
+		f.Add(s, int32(0))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, fuse int32) {
+		const n = 3
+		j := startJob(t, n)
+		prog := randomProgram(rand.New(rand.NewPCG(seed, 0)), n, false)
+		checkGraph[int32](t, j, prog, int(fuse)%(1<<20), false)
+	})
+}
+
+// TestGraphMismatch: a rank that recorded a different graph makes Compile
+// fail on every rank, each naming the first differing node and the ranks.
+func TestGraphMismatch(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(prog []gNode) []gNode
+		want string
+	}{
+		{"count", func(p []gNode) []gNode { p[2].count++; return p }, "graph node 2: rank 0 recorded AllReduce float32 count 0 op avg, rank 2 recorded AllReduce float32 count 1 op avg"},
+		{"op", func(p []gNode) []gNode { p[5].op = hccl.Min; return p }, "graph node 5"},
+		{"root", func(p []gNode) []gNode { p[4].root = 0; return p }, "graph node 4"},
+		{"shorter", func(p []gNode) []gNode { return p[:len(p)-1] }, "rank 2 recorded no node"},
+	}
+	const n = 3
+	j := startJob(t, n)
+	ctx := ctxFor(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := j.each(func(c *hccl.Comm) error {
+				prog := everyNode(n, true)
+				if c.Rank() == 2 {
+					prog = tc.edit(prog)
+				}
+				g := hccl.NewGraph(c)
+				if err := apply(ctx, c, g, prog, newGBufs[float32](prog, c.Rank(), n)); err != nil {
+					return err
+				}
+				exe, err := g.Compile(ctx)
+				if err == nil {
+					exe.Close()
+				}
+				return err
+			})
+			for r, err := range errs {
+				if !errors.Is(err, hccl.ErrMismatch) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("rank %d: Compile: %v, want ErrMismatch with %q", r, err, tc.want)
+				}
+			}
+			// The communicator is still usable after a failed Compile.
+			j.t = t
+			j.must("barrier", func(c *hccl.Comm) error { return c.Barrier(ctx) })
+		})
+	}
+}
+
+// TestGraphInvalid: a bad recording fails at once and again at Compile,
+// before anything is sent; a closed Executable says so.
+func TestGraphInvalid(t *testing.T) {
+	j := startJob(t, 2)
+	ctx := ctxFor(t)
+	j.t = t
+	j.must("invalid", func(c *hccl.Comm) error {
+		g := hccl.NewGraph(c)
+		if err := hccl.GraphAllReduce(g, make([]int32, 3), make([]int32, 4), hccl.Sum); !errors.Is(err, hccl.ErrInvalidArgument) {
+			return fmt.Errorf("GraphAllReduce: %v, want ErrInvalidArgument", err)
+		}
+		if _, err := g.Compile(ctx); !errors.Is(err, hccl.ErrInvalidArgument) || !strings.Contains(err.Error(), "graph node 0") {
+			return fmt.Errorf("Compile: %v, want ErrInvalidArgument at node 0", err)
+		}
+		g = hccl.NewGraph(c)
+		hccl.GraphAllReduce(g, make([]int32, 3), make([]int32, 3), hccl.Sum)
+		exe, err := g.Compile(ctx)
+		if err != nil {
+			return err
+		}
+		exe.Close()
+		if err := exe.Run(ctx); !errors.Is(err, hccl.ErrClosed) {
+			return fmt.Errorf("Run after Close: %v, want ErrClosed", err)
+		}
+		return nil
+	})
+}
