@@ -187,6 +187,28 @@
 // returned): a child's timeout names the communicator and which of its
 // ranks went silent, not the call each has reached.
 //
+// # Graph mode
+//
+// A training step that makes the same collectives every time can record
+// them once and replay them:
+//
+//	g := hccl.NewGraph(comm)
+//	hccl.GraphAllReduce(g, grad1, grad1, hccl.Sum) // every collective has a Graph* form
+//	hccl.GraphAllReduce(g, grad2, grad2, hccl.Sum)
+//	exe, err := g.Compile(ctx) // every rank, once
+//	for step := ... { fill the buffers; err = exe.Run(ctx) }
+//	exe.Close()
+//
+// A graph holds the buffers, not their contents: each Run reads and writes
+// them as they are then. Compile checks once that every rank recorded the
+// same graph (ErrMismatch, on every rank, naming the first differing node
+// and two ranks that differ), packs runs of adjacent AllReduces of one
+// dtype and op into one AllReduce over a staging buffer of at most
+// Graph.FuseBytes (HCCL_GRAPH_FUSE_BYTES, default 25 MiB, as DDP's
+// buckets), and chooses each collective's algorithm; HCCL_DEBUG=INFO logs
+// the result. A replay makes one collective per step, with the frames'
+// usual checks, and fails as the collectives do when a peer dies.
+//
 // # Errors
 //
 // Every error of a collective is an *OpError naming the collective, the

@@ -239,7 +239,14 @@ func (g *Graph) Compile(ctx context.Context) (*Executable, error) {
 
 func nodeBytes(a *call) int { return a.req.Count * a.dtype.Size() }
 
-func fusible(a *call) bool { return a.req.Coll == plan.AllReduce }
+// fuseMax is the largest AllReduce a graph packs into a bucket: from 256
+// KiB the shm links read payloads in place from the caller's buffer
+// (tunables.ShmDirect), which a copy through staging would give up, and
+// a call that size pays its latency only a few times over per byte
+// (docs/performance.md#graph-mode).
+const fuseMax = 256 << 10
+
+func fusible(a *call) bool { return a.req.Coll == plan.AllReduce && nodeBytes(a) < fuseMax }
 
 func sameKind(a, b *call) bool { return a.dtype == b.dtype && a.op == b.op }
 
