@@ -72,6 +72,12 @@ func TestExamples(t *testing.T) {
 		if one[4] >= one[0] {
 			t.Errorf("loss did not fall: %v", one[:5])
 		}
+		// The graph fuses the step's two AllReduces into the one call the
+		// plain run makes: the same numbers, bit for bit.
+		graph := trainResult(t, hcclrun(t, bin, 3, "train", "-epochs", "5", "-graph"))
+		if fmt.Sprint(graph) != fmt.Sprint(three) {
+			t.Errorf("np 3 -graph printed %v, without -graph %v", graph, three)
+		}
 	})
 }
 
