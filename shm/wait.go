@@ -131,12 +131,13 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 		}
 		cpu.Pause()
 		if i&7 == 7 {
+			var waited time.Duration
 			if i == 7 {
 				start = time.Now()
-			} else if time.Since(start) > spin {
+			} else if waited = time.Since(start); waited > spin {
 				break
 			}
-			cpu.YieldGoroutine()
+			cpu.YieldGoroutine(waited)
 		}
 	}
 	if d := r.policy.Yield; d > 0 {
@@ -144,7 +145,7 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 			if progress() || r.closed.Load() != 0 || r.local.Load() {
 				return nil
 			}
-			cpu.YieldGoroutine()
+			cpu.YieldGoroutine(cpu.LockedYieldAfter) // past the spin: a long wait
 			Yield()
 		}
 	}
