@@ -131,13 +131,12 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 		}
 		cpu.Pause()
 		if i&7 == 7 {
-			var waited time.Duration
 			if i == 7 {
 				start = time.Now()
-			} else if waited = time.Since(start); waited > spin {
+			} else if time.Since(start) > spin {
 				break
 			}
-			cpu.YieldGoroutine(waited)
+			cpu.YieldGoroutine()
 		}
 	}
 	if d := r.policy.Yield; d > 0 {
@@ -145,7 +144,7 @@ func (r *Ring) wait(ctx context.Context, s *sleeper, progress func() bool) error
 			if progress() || r.closed.Load() != 0 || r.local.Load() {
 				return nil
 			}
-			cpu.YieldGoroutine(cpu.LockedYieldAfter) // past the spin: a long wait
+			cpu.YieldGoroutine()
 			Yield()
 		}
 	}

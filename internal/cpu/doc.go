@@ -3,7 +3,7 @@
 // release semantics only (ReleaseStore64), and the spin-wait hint
 // (Pause); and how a waiter lets the process's other goroutines run
 // between its looks (YieldGoroutine), which a process of thread-locked
-// callers does only in long waits.
+// callers turns off.
 //
 // Files follow one rule: X.go says what X does and holds the portable
 // logic, X_amd64.go declares the assembly of X_amd64.s, and X_generic.go

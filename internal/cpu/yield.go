@@ -3,33 +3,26 @@ package cpu
 import (
 	goruntime "runtime"
 	"sync/atomic"
-	"time"
 )
 
 // YieldGoroutine lets the process's other goroutines run on this thread's
-// processor (runtime.Gosched). Waiters call it between looks, with how long
-// they have waited, so that a goroutine of their own process they wait for
-// (a worker moving the other half of a step) is not held up by their spin.
+// processor (runtime.Gosched). Waiters call it between looks, so that a
+// goroutine of their own process they wait for is not held up by their
+// spin.
 //
 // A process whose collectives are called on goroutines locked to their
-// threads says so (SetLockedCallers): cgo locks every call from a C thread
-// into Go so, and there each Gosched hands the locked thread to the
-// scheduler and back, two futex round trips. Such a process yields only
-// once a wait has lasted LockedYieldAfter: a small call's short waits then
-// pay no hand-over, a large call's long ones still let the workers run
-// (docs/performance.md#the-c-interface has both sides measured).
-func YieldGoroutine(waited time.Duration) {
-	if !lockedCallers.Load() || waited >= LockedYieldAfter {
+// threads turns it off (SetGoroutineYield(false)): cgo locks every call
+// from a C thread into Go so, and there each Gosched hands the locked
+// thread to the scheduler and back, two futex round trips, which made an
+// 8-byte AllReduce several times slower (docs/performance.md#the-c-interface).
+func YieldGoroutine() {
+	if !noGoroutineYield.Load() {
 		goruntime.Gosched()
 	}
 }
 
-// LockedYieldAfter is how long a wait of a locked caller spins before it
-// yields to the scheduler: longer than a small call's whole exchange.
-const LockedYieldAfter = 2 * time.Microsecond
+// SetGoroutineYield turns YieldGoroutine on (the default) or off for the
+// whole process.
+func SetGoroutineYield(on bool) { noGoroutineYield.Store(!on) }
 
-// SetLockedCallers says whether the process's collectives run on goroutines
-// locked to their threads (false, the default, for Go programs).
-func SetLockedCallers(locked bool) { lockedCallers.Store(locked) }
-
-var lockedCallers atomic.Bool
+var noGoroutineYield atomic.Bool

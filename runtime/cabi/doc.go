@@ -17,16 +17,16 @@
 // into hcclInternalError, so that none crosses into the caller.
 //
 // Every call comes from a C thread, to which cgo locks the goroutine that
-// runs it; the library therefore tells the waiters (cpu.SetLockedCallers)
-// to yield to the Go scheduler only in long waits, since each yield hands
-// that thread over and back (docs/performance.md#the-c-interface).
+// runs it; the library therefore turns off the waiters' yields to the Go
+// scheduler (cpu.SetGoroutineYield), each of which would hand that thread
+// over and back (docs/performance.md#the-c-interface).
 //
 // The Python package python/hccl loads this library through ctypes.
 package main
 
 import "github.com/hcclrun/hcclrun/internal/cpu"
 
-func init() { cpu.SetLockedCallers(true) }
+func init() { cpu.SetGoroutineYield(false) }
 
 // main is required of a c-shared build and never runs.
 func main() {}

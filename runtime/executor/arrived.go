@@ -89,7 +89,7 @@ func (r *run) takeArrived(ctx context.Context, tasks []*task) ([]*task, error) {
 			if ctx.Err() != nil {
 				return tasks, nil // the workers' waits report it
 			}
-			cpu.YieldGoroutine(time.Since(start))
+			cpu.YieldGoroutine()
 		}
 		switch waited := time.Since(start); {
 		case waited < poll.Spin:
