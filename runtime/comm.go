@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hcclrun/hcclrun/netio"
 	"github.com/hcclrun/hcclrun/netio/control"
 	"github.com/hcclrun/hcclrun/runtime/executor"
 	"github.com/hcclrun/hcclrun/runtime/plan"
@@ -266,20 +265,7 @@ func resolve(s *settings) (Job, tunables, error) {
 // nothing.
 func dataIP(job Job, knobs tunables, log *slog.Logger) (string, error) {
 	if knobs.SocketIfname != "" {
-		spec, err := netio.ParseIfSpec(knobs.SocketIfname)
-		if err != nil {
-			return "", fmt.Errorf("%w: HCCL_SOCKET_IFNAME: %w", ErrInvalidArgument, err)
-		}
-		ifs, err := netio.Interfaces()
-		if err != nil {
-			return "", fmt.Errorf("list network interfaces: %w", err)
-		}
-		choice, err := netio.ChooseInterface(ifs, spec, netio.ChooseOptions{SingleHost: job.LocalSize == job.Size})
-		if err != nil {
-			return "", fmt.Errorf("HCCL_SOCKET_IFNAME=%s: %w", knobs.SocketIfname, err)
-		}
-		log.Info("data interface", "nic", choice.Interface.Name, "addr", choice.Addr.String(), "why", choice.Reason)
-		return choice.Addr.String(), nil
+		return chooseIP(knobs, job.LocalSize == job.Size, "data", log)
 	}
 	c, err := net.Dial("udp", job.ControlAddr)
 	if err != nil {

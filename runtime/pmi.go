@@ -81,7 +81,7 @@ func pmiExchange(c *pmi2.Client, t pmiTask, knobs tunables, log *slog.Logger) (J
 		if err != nil {
 			return j, err
 		}
-		ip, err := hostIP(knobs, j.LocalSize == j.Size, log)
+		ip, err := chooseIP(knobs, j.LocalSize == j.Size, "control plane", log)
 		if err != nil {
 			return j, err
 		}
@@ -119,10 +119,10 @@ func pmiExchange(c *pmi2.Client, t pmiTask, knobs tunables, log *slog.Logger) (J
 	return j, nil
 }
 
-// hostIP is where rank 0 serves the control plane: the interface
-// HCCL_SOCKET_IFNAME names, else the one the chooser prefers (loopback
-// when the whole job is on this node).
-func hostIP(knobs tunables, single bool, log *slog.Logger) (string, error) {
+// chooseIP picks this host's address for what ("control plane", "data"):
+// the interface HCCL_SOCKET_IFNAME names, else the one netio's chooser
+// prefers (loopback when the whole job is on this host, single).
+func chooseIP(knobs tunables, single bool, what string, log *slog.Logger) (string, error) {
 	spec, err := netio.ParseIfSpec(knobs.SocketIfname)
 	if err != nil {
 		return "", fmt.Errorf("%w: HCCL_SOCKET_IFNAME: %w", ErrInvalidArgument, err)
@@ -133,9 +133,9 @@ func hostIP(knobs tunables, single bool, log *slog.Logger) (string, error) {
 	}
 	choice, err := netio.ChooseInterface(ifs, spec, netio.ChooseOptions{SingleHost: single})
 	if err != nil {
-		return "", fmt.Errorf("choose the control plane's interface: %w", err)
+		return "", fmt.Errorf("choose the %s interface: %w", what, err)
 	}
-	log.Info("control plane interface", "nic", choice.Interface.Name, "addr", choice.Addr.String(), "why", choice.Reason)
+	log.Info(what+" interface", "nic", choice.Interface.Name, "addr", choice.Addr.String(), "why", choice.Reason)
 	return choice.Addr.String(), nil
 }
 
