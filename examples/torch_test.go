@@ -2,7 +2,6 @@ package examples_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -13,20 +12,11 @@ import (
 	"github.com/hcclrun/hcclrun/internal/testprog"
 )
 
-// torchPython returns a python3 that imports torch (testprog.Python).
-// Without one the test skips, unless HCCL_TEST_REQUIRE_TORCH=1 (CI installs
-// python3-torch) makes that a failure.
+// torchPython returns a python3 that imports torch; CI installs
+// python3-torch and sets HCCL_TEST_REQUIRE_TORCH=1.
 func torchPython(t *testing.T) string {
 	t.Helper()
-	py, err := testprog.Python("torch.distributed")
-	if err == nil {
-		return py
-	}
-	if os.Getenv("HCCL_TEST_REQUIRE_TORCH") == "1" {
-		t.Fatalf("no python3 imports torch (apt-get install python3-torch): %v", err)
-	}
-	t.Skipf("no python3 imports torch: %v", err)
-	return ""
+	return testprog.RequirePython(t, "torch.distributed", "HCCL_TEST_REQUIRE_TORCH", "python3-torch")
 }
 
 // run runs the built hcclrun with args and returns its output.

@@ -2,8 +2,10 @@ package testprog
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"strings"
+	"testing"
 )
 
 // Python returns the path of a python3 interpreter that imports module:
@@ -24,4 +26,20 @@ func Python(module string) (string, error) {
 		errs = append(errs, err)
 	}
 	return "", errors.Join(errs...)
+}
+
+// RequirePython is Python(module) for a test: without such an
+// interpreter the test skips, unless the environment variable require is
+// "1" (CI sets it where it installs pkg), which makes that a failure.
+func RequirePython(t testing.TB, module, require, pkg string) string {
+	t.Helper()
+	py, err := Python(module)
+	if err == nil {
+		return py
+	}
+	if os.Getenv(require) == "1" {
+		t.Fatalf("no python3 imports %s (apt-get install %s): %v", module, pkg, err)
+	}
+	t.Skipf("no python3 imports %s: %v", module, err)
+	return ""
 }

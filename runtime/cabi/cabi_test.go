@@ -174,13 +174,7 @@ func TestMPIBenchOnHCCL(t *testing.T) {
 // Python example, every collective on NumPy arrays checked exactly.
 func TestPythonExample(t *testing.T) {
 	build(t)
-	py, err := testprog.Python("numpy")
-	if err != nil {
-		if os.Getenv("HCCL_TEST_REQUIRE_NUMPY") == "1" {
-			t.Fatalf("no python3 imports numpy (apt-get install python3-numpy): %v", err)
-		}
-		t.Skipf("no python3 imports numpy: %v", err)
-	}
+	py := testprog.RequirePython(t, "numpy", "HCCL_TEST_REQUIRE_NUMPY", "python3-numpy")
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

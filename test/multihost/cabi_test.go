@@ -2,7 +2,6 @@ package multihost
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,13 +35,7 @@ func TestCInterfaceThreeHosts(t *testing.T) {
 		wantSix(t, mustRun(t, b, append(hostArgs(e, hf), example)...))
 	})
 	t.Run("python", func(t *testing.T) {
-		py, err := testprog.Python("numpy")
-		if err != nil {
-			if os.Getenv("HCCL_TEST_REQUIRE_NUMPY") == "1" {
-				t.Fatalf("no python3 imports numpy (apt-get install python3-numpy): %v", err)
-			}
-			t.Skipf("no python3 imports numpy: %v", err)
-		}
+		py := testprog.RequirePython(t, "numpy", "HCCL_TEST_REQUIRE_NUMPY", "python3-numpy")
 		root, err := filepath.Abs(filepath.Join("..", ".."))
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package multihost
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -34,13 +33,7 @@ func TestTorchrunThreeHosts(t *testing.T) {
 		t.Fatalf("want 6 ranks with MASTER_ADDR %s and one port:\n%s", e.Hosts[0], out)
 	}
 
-	py, err := testprog.Python("torch.distributed")
-	if err != nil {
-		if os.Getenv("HCCL_TEST_REQUIRE_TORCH") == "1" {
-			t.Fatalf("no python3 imports torch (apt-get install python3-torch): %v", err)
-		}
-		t.Skipf("no python3 imports torch: %v", err)
-	}
+	py := testprog.RequirePython(t, "torch.distributed", "HCCL_TEST_REQUIRE_TORCH", "python3-torch")
 	ddp, err := filepath.Abs(filepath.Join("..", "..", "examples", "pytorch", "ddp.py"))
 	if err != nil {
 		t.Fatal(err)
