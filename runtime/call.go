@@ -52,26 +52,39 @@ func (c *Comm) checkOp(coll plan.Coll, dtype reduce.DType, op ReduceOp) error {
 func (c *Comm) run(ctx context.Context, a *call) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	coll := a.req.Coll
-	if c.closed.Load() {
-		return &OpError{Op: coll.String(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: ErrClosed}
-	}
-	if err := c.brokenNow(); err != nil {
-		return &OpError{Op: coll.String(), Rank: c.job.Rank, Peer: -1, Step: -1, Err: err}
+	if err := c.usable(a.req.Coll.String()); err != nil {
+		return err
 	}
 	return c.runLocked(ctx, a)
+}
+
+// usable fails a call named op on a closed or broken communicator; under
+// c.mu.
+func (c *Comm) usable(op string) error {
+	if c.closed.Load() {
+		return &OpError{Op: op, Rank: c.job.Rank, Peer: -1, Step: -1, Err: ErrClosed}
+	}
+	if err := c.brokenNow(); err != nil {
+		return &OpError{Op: op, Rank: c.job.Rank, Peer: -1, Step: -1, Err: err}
+	}
+	return nil
 }
 
 // runLocked is run once c.mu is held and the communicator is usable; the
 // communicator's own calls (posttune.go) enter here.
 func (c *Comm) runLocked(ctx context.Context, a *call) error {
-	coll := a.req.Coll
 	a.req.Rank, a.req.Size = c.job.Rank, c.job.Size
-
 	p, sp, ec, err := c.prepare(a)
 	if err != nil {
 		return err
 	}
+	return c.runPlanned(ctx, a, p, sp, ec)
+}
+
+// runPlanned executes call a with the plan, cut and executor call that
+// prepare made for it, now or earlier (a compiled graph's: graph.go).
+func (c *Comm) runPlanned(ctx context.Context, a *call, p *plan.Plan, sp *split, ec executor.Call) error {
+	coll := a.req.Coll
 	algoName := p.Algo
 	if coll == plan.SendRecv {
 		ec.Seq = a.p2pSeq

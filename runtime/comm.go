@@ -62,9 +62,12 @@ type Comm struct {
 	seq    uint64             // sequence number of the last collective
 	p2pSeq map[int]uint64     // point-to-point messages per peer and direction
 	plans  planCache
-	last   lastCall  // the last collective's plan, for a call that repeats it (repeat.go)
-	cur    current   // the running collective
-	timer  execTimer // HCCL_EXEC_TIMEOUT
+	last   lastCall // the last collective's plan, for a call that repeats it (repeat.go)
+	// policyGen counts SetAlgo's and SetChannels' changes: a compiled
+	// graph's plans made before the last change are made again (graph.go)
+	policyGen uint64
+	cur       current   // the running collective
+	timer     execTimer // HCCL_EXEC_TIMEOUT
 	// postTuner times large payloads in place and through the rings
 	// (posttune.go), under mu
 	postTuner postTuner

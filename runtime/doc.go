@@ -202,12 +202,17 @@
 // A graph holds the buffers, not their contents: each Run reads and writes
 // them as they are then. Compile checks once that every rank recorded the
 // same graph (ErrMismatch, on every rank, naming the first differing node
-// and two ranks that differ), packs runs of adjacent AllReduces of one
-// dtype and op into one AllReduce over a staging buffer of at most
-// Graph.FuseBytes (HCCL_GRAPH_FUSE_BYTES, default 25 MiB, as DDP's
-// buckets), and chooses each collective's algorithm; HCCL_DEBUG=INFO logs
-// the result. A replay makes one collective per step, with the frames'
-// usual checks, and fails as the collectives do when a peer dies.
+// and two ranks that differ), then rewrites it: a ReduceScatter followed
+// by the AllGather of its result becomes one AllReduce where every rank's
+// buffers allow it and the selector prices the AllReduce cheaper; runs of
+// adjacent AllReduces of one dtype and op under 256 KiB become one
+// AllReduce over a staging buffer of at most Graph.FuseBytes
+// (HCCL_GRAPH_FUSE_BYTES, default 25 MiB, as DDP's buckets). It then
+// binds each collective left to its algorithm and plan; HCCL_DEBUG=INFO
+// logs the result. A replay holds the communicator from its first
+// collective to its last, chooses nothing (but after SetAlgo or
+// SetChannels, which make it bind again), keeps the frames' usual checks,
+// and fails as the collectives do when a peer dies.
 //
 // # Errors
 //

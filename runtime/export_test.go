@@ -22,3 +22,15 @@ func BreakChannel(c *Comm, ch int) {
 	defer c.chans.mu.Unlock()
 	c.chans.ch[ch].links.shut()
 }
+
+// StepAlgos is the algorithm each step of e's replays is bound to
+// ("" for one bound at each replay).
+func StepAlgos(e *Executable) []string {
+	algos := make([]string, len(e.steps))
+	for i, s := range e.steps {
+		if s.bound.ok {
+			algos[i] = s.bound.plan.Algo
+		}
+	}
+	return algos
+}

@@ -145,6 +145,7 @@ func (c *Comm) SetAlgo(spec string) error {
 	c.sel = c.sel.WithPolicy(policy)
 	c.lastChoice.choice.Algo = nil
 	c.last.plan = nil
+	c.policyGen++
 	return nil
 }
 
@@ -165,6 +166,7 @@ func (c *Comm) SetChannels(lo, hi int) error {
 	c.sel = c.sel.WithChannels(lo, hi)
 	c.lastChoice.choice.Algo = nil
 	c.last.plan = nil
+	c.policyGen++
 	return nil
 }
 
