@@ -27,6 +27,9 @@ const (
 	gAlltoAll
 	gAlltoAllV
 	gBarrier
+	// A ReduceScatter and the AllGather of its result, aliased as
+	// gNode.alias says: two nodes of the graph, which Compile may merge.
+	gScatterGather
 	gKinds
 )
 
@@ -36,10 +39,11 @@ type gNode struct {
 	op      hccl.ReduceOp
 	root    int
 	inPlace bool
+	alias   int // gScatterGather: the aliasing of its buffers (scatterGatherArgs)
 }
 
 func (n gNode) String() string {
-	return fmt.Sprintf("{%d %d %v %d %v}", n.kind, n.count, n.op, n.root, n.inPlace)
+	return fmt.Sprintf("{%d %d %v %d %v %d}", n.kind, n.count, n.op, n.root, n.inPlace, n.alias)
 }
 
 // gBufs are one rank's buffers of a program: send and recv per node.
@@ -69,6 +73,8 @@ func newGBufs[T hccl.Element](prog []gNode, me, n int) *gBufs[T] {
 			s, r = make([]T, n*p.count), make([]T, p.count)
 		case gAlltoAll:
 			s, r = make([]T, n*p.count), make([]T, n*p.count)
+		case gScatterGather:
+			s, r = make([]T, n*p.count), make([]T, (n+1)*p.count)
 		case gAlltoAllV:
 			sc, sd, rc, rd = make([]int, n), make([]int, n), make([]int, n), make([]int, n)
 			st, rt := 0, 0
@@ -122,6 +128,27 @@ func (b *gBufs[T]) args(p gNode, k, me, n int) (send, recv []T) {
 	return send, recv
 }
 
+// scatterGatherArgs returns a gScatterGather node's buffers: the
+// ReduceScatter's send and recv, and the AllGather's recv (its send is
+// the ReduceScatter's recv). By alias: 0, all apart; 1, the AllGather
+// gathers into the send; 2, also the ReduceScatter in place (a sharded
+// optimizer's step); 3, the ReduceScatter in place, the AllGather apart;
+// -1, 2 on even ranks and 0 on odd ones, which no rank may merge.
+func (b *gBufs[T]) scatterGatherArgs(p gNode, k, me int) (send, block, out []T) {
+	send, block, out = b.send[k], b.recv[k][:p.count], b.recv[k][p.count:]
+	alias := p.alias
+	if alias < 0 {
+		alias = 2 * (1 - me%2)
+	}
+	if alias == 2 || alias == 3 {
+		block = send[me*p.count : (me+1)*p.count]
+	}
+	if alias == 1 || alias == 2 {
+		out = send
+	}
+	return send, block, out
+}
+
 // apply records prog on g, or, g nil, calls it one by one.
 func apply[T hccl.Element](ctx context.Context, c *hccl.Comm, g *hccl.Graph, prog []gNode, b *gBufs[T]) error {
 	me, n := c.Rank(), c.Size()
@@ -157,6 +184,9 @@ func apply[T hccl.Element](ctx context.Context, c *hccl.Comm, g *hccl.Graph, pro
 			err = hccl.GraphAlltoAllV(g, s, b.sc[k], b.sd[k], r, b.rc[k], b.rd[k])
 		case p.kind == gAlltoAllV:
 			err = hccl.AlltoAllV(ctx, c, s, b.sc[k], b.sd[k], r, b.rc[k], b.rd[k])
+		case p.kind == gScatterGather:
+			send, block, out := b.scatterGatherArgs(p, k, me)
+			err = scatterGather(ctx, c, g, p, send, block, out)
 		case p.kind == gBarrier && g != nil:
 			err = g.Barrier()
 		case p.kind == gBarrier:
@@ -169,9 +199,31 @@ func apply[T hccl.Element](ctx context.Context, c *hccl.Comm, g *hccl.Graph, pro
 	return nil
 }
 
+// scatterGather records or makes a gScatterGather node's two calls.
+func scatterGather[T hccl.Element](ctx context.Context, c *hccl.Comm, g *hccl.Graph, p gNode, send, block, out []T) error {
+	if g != nil {
+		if err := hccl.GraphReduceScatter(g, send, block, p.op); err != nil {
+			return err
+		}
+		return hccl.GraphAllGather(g, block, out)
+	}
+	if err := hccl.ReduceScatter(ctx, c, send, block, p.op); err != nil {
+		return err
+	}
+	return hccl.AllGather(ctx, c, block, out)
+}
+
 // checkGraph runs prog as a graph (fuse as Graph.FuseBytes) and one by one
 // on every rank of j, twice, and compares every buffer.
 func checkGraph[T hccl.Element](t *testing.T, j *testJob, prog []gNode, fuse int, wantFused bool) {
+	t.Helper()
+	checkGraphThen[T](t, j, prog, fuse, wantFused, nil)
+}
+
+// checkGraphThen is checkGraph with then, when set, called on every rank
+// between Compile and the first replay.
+func checkGraphThen[T hccl.Element](t *testing.T, j *testJob, prog []gNode, fuse int, wantFused bool,
+	then func(*hccl.Comm, *hccl.Executable) error) {
 	t.Helper()
 	ctx := ctxFor(t)
 	n := len(j.comms)
@@ -190,6 +242,11 @@ func checkGraph[T hccl.Element](t *testing.T, j *testJob, prog []gNode, fuse int
 		defer exe.Close()
 		if wantFused && exe.Steps() >= len(prog) {
 			return fmt.Errorf("%d nodes compiled to %d steps, want fewer", len(prog), exe.Steps())
+		}
+		if then != nil {
+			if err := then(c, exe); err != nil {
+				return err
+			}
 		}
 		for step := range 2 {
 			gb.fill(prog, me, step)
@@ -230,6 +287,9 @@ func everyNode(n int, avg bool) []gNode {
 		{kind: gReduceScatter, count: 17, op: hccl.Sum}, {kind: gReduceScatter, count: 4, op: hccl.Max, inPlace: true},
 		{kind: gAlltoAll, count: 6}, {kind: gAlltoAllV, count: 20}, {kind: gBarrier},
 		{kind: gAllReduce, count: 3000, op: hccl.Prod}, {kind: gAllReduce, count: 1, op: hccl.Prod},
+		{kind: gScatterGather, count: 40, op: op, alias: 2}, {kind: gScatterGather, count: 9, op: hccl.Max, alias: 1},
+		{kind: gScatterGather, count: 5000, op: hccl.Sum, alias: 0}, {kind: gScatterGather, count: 13, op: hccl.Min, alias: 3},
+		{kind: gScatterGather, count: 21, op: op, alias: -1},
 	}
 }
 
@@ -267,7 +327,7 @@ func randomProgram(r *rand.Rand, n int, float bool) []gNode {
 			k = gKind(r.IntN(int(gKinds)))
 		}
 		prog[i] = gNode{kind: k, count: counts[r.IntN(len(counts))], op: ops[r.IntN(len(ops))],
-			root: r.IntN(n), inPlace: r.IntN(2) == 0}
+			root: r.IntN(n), inPlace: r.IntN(2) == 0, alias: r.IntN(5) - 1}
 		if r.IntN(2) == 0 && i > 0 && prog[i-1].kind == gAllReduce && k == gAllReduce {
 			prog[i].op = prog[i-1].op // runs of one op fuse
 		}
@@ -371,4 +431,84 @@ func TestGraphInvalid(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestGraphMergesScatterGather: a ReduceScatter followed by the
+// AllGather of its result compiles to one AllReduce where every rank's
+// buffers allow it, and stays two collectives where one rank's do not;
+// the results are those of the calls (checkGraph).
+func TestGraphMergesScatterGather(t *testing.T) {
+	const n = 3
+	j := startJob(t, n)
+	ctx := ctxFor(t)
+	for _, tc := range []struct {
+		alias, steps int
+	}{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {-1, 2}} {
+		prog := []gNode{{kind: gScatterGather, count: 1000, op: hccl.Sum, alias: tc.alias}}
+		checkGraph[float32](t, j, prog, -1, false)
+		j.must(fmt.Sprintf("alias %d", tc.alias), func(c *hccl.Comm) error {
+			g := hccl.NewGraph(c)
+			if err := apply(ctx, c, g, prog, newGBufs[float32](prog, c.Rank(), n)); err != nil {
+				return err
+			}
+			exe, err := g.Compile(ctx)
+			if err != nil {
+				return err
+			}
+			defer exe.Close()
+			if exe.Steps() != tc.steps {
+				return fmt.Errorf("alias %d: %d steps, want %d", tc.alias, exe.Steps(), tc.steps)
+			}
+			return nil
+		})
+	}
+}
+
+// TestGraphAfterSetAlgo: a graph compiled under one policy and replayed
+// after SetAlgo changed it runs the new policy's algorithms, with the
+// results of the calls made under it.
+func TestGraphAfterSetAlgo(t *testing.T) {
+	const n = 4
+	j := startJob(t, n)
+	prog := []gNode{{kind: gAllReduce, count: 100000, op: hccl.Sum}, {kind: gAllGather, count: 5000},
+		{kind: gBroadcast, count: 3000, root: 1}}
+	var before, after []string
+	checkGraphThen[int32](t, j, prog, -1, false, func(c *hccl.Comm, exe *hccl.Executable) error {
+		if c.Rank() == 0 {
+			before = hccl.StepAlgos(exe)
+		}
+		return c.SetAlgo("ring")
+	})
+	j.must("algorithms", func(c *hccl.Comm) error {
+		defer c.SetAlgo("")
+		g := hccl.NewGraph(c)
+		bufs := newGBufs[int32](prog, c.Rank(), n)
+		if err := apply(ctxFor(t), c, g, prog, bufs); err != nil {
+			return err
+		}
+		if err := c.SetAlgo(""); err != nil {
+			return err
+		}
+		exe, err := g.Compile(ctxFor(t))
+		if err != nil {
+			return err
+		}
+		defer exe.Close()
+		if err := c.SetAlgo("ring"); err != nil {
+			return err
+		}
+		if err := exe.Run(ctxFor(t)); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			after = hccl.StepAlgos(exe)
+		}
+		return nil
+	})
+	for i, a := range after {
+		if !strings.HasPrefix(a, "ring") {
+			t.Errorf("step %d: bound to %q after SetAlgo(ring), want ring (before: %q)", i, a, before[i])
+		}
+	}
+	t.Logf("before %v, after %v", before, after)
 }
