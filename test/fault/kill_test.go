@@ -17,19 +17,22 @@ var common = []string{"-np", "4", "--abort-wait", "3s", "--grace", "2s"}
 func args(extra ...string) []string { return append(append([]string(nil), common...), extra...) }
 
 // TestRankKilled: SIGKILL a random rank in the middle of an AllReduce loop,
-// over shared memory and over TCP. Every survivor's collective fails
-// within 2 s with ErrAborted naming the dead rank, hcclrun exits 137 with
-// the summary naming it, and nothing is left.
+// and of a loop of graph replays, over shared memory and over TCP. Every
+// survivor's collective fails within 2 s with ErrAborted naming the dead
+// rank, hcclrun exits 137 with the summary naming it, and nothing is left.
 func TestRankKilled(t *testing.T) {
-	for _, tr := range []struct{ name, env string }{{"shm", "HCCL_SHM_DISABLE=0"}, {"tcp", "HCCL_SHM_DISABLE=1"}} {
-		t.Run(tr.name, func(t *testing.T) {
+	for _, tc := range []struct{ name, mode, env string }{
+		{"shm", "loop", "HCCL_SHM_DISABLE=0"}, {"tcp", "loop", "HCCL_SHM_DISABLE=1"},
+		{"graph/shm", "graph", "HCCL_SHM_DISABLE=0"}, {"graph/tcp", "graph", "HCCL_SHM_DISABLE=1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			seed := testSeed(t)
 			rng := rand.New(rand.NewPCG(seed, 1))
 			victim := rng.IntN(4)
 			delay := time.Duration(100+rng.IntN(400)) * time.Millisecond
 			t.Logf("victim rank %d, killed %v into the AllReduce loop", victim, delay)
 
-			j := startJob(t, []string{tr.env}, nil, args(faultProg, "-mode", "loop")...)
+			j := startJob(t, []string{tc.env}, nil, args(faultProg, "-mode", tc.mode)...)
 			rs := j.ranks(4, 30*time.Second)
 			j.ready(4, 60*time.Second)
 			j.noteRunning(rs)

@@ -11,6 +11,9 @@
 //
 //	loop        AllReduce (float32, -count elements, results checked) until
 //	            rank 0 has run for -for (0: for ever)
+//	graph       loop's twin in graph mode: a compiled graph of AllReduces
+//	            (one of -count elements, small ones that fuse) and a
+//	            Broadcast, replayed and checked
 //	mismatch    -odd R calls another collective, count, dtype, op or root
 //	            (-what) than the others
 //	a2av-local  -bad R makes invalid AlltoAllV calls (each must fail at once
@@ -70,9 +73,9 @@ type config struct {
 
 func main() {
 	var cfg config
-	flag.StringVar(&cfg.mode, "mode", "loop", "loop, mismatch, a2av-local, a2av-agree, soak, no-close or no-init")
-	flag.IntVar(&cfg.count, "count", 1<<16, "elements per AllReduce (loop)")
-	flag.DurationVar(&cfg.dur, "for", 0, "loop: how long rank 0 keeps the loop going (0: for ever)")
+	flag.StringVar(&cfg.mode, "mode", "loop", "loop, graph, mismatch, a2av-local, a2av-agree, soak, no-close or no-init")
+	flag.IntVar(&cfg.count, "count", 1<<16, "elements per AllReduce (loop, graph)")
+	flag.DurationVar(&cfg.dur, "for", 0, "loop, graph: how long rank 0 keeps the loop going (0: for ever)")
 	flag.IntVar(&cfg.odd, "odd", 1, "mismatch: the rank that calls differently; no-close, no-init: the rank that exits early")
 	flag.StringVar(&cfg.what, "what", "collective", "mismatch: collective, count, dtype, op or root")
 	flag.IntVar(&cfg.bad, "bad", 1, "a2av-*: the rank with bad counts")
@@ -113,6 +116,8 @@ func main() {
 	switch cfg.mode {
 	case "loop", "no-close", "no-init":
 		loop(ctx, c, cfg)
+	case "graph":
+		graphLoop(ctx, c, cfg)
 	case "mismatch":
 		mismatch(ctx, c, cfg)
 	case "a2av-local":
