@@ -41,7 +41,9 @@ func Command(cfg Config) *cli.Command {
 		Usage: "benchmark the collectives, nccl-tests style",
 		UsageText: "hcclrun bench [-np N] [-o OP] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP]\n" +
 			"                [-c 0|1] [-R 0|1] [-d TYPE] [--redop OP] [-r ROOT] [--algos LIST [--rounds R] | --first N]\n" +
-			"                [--json FILE] [--plot FILE.svg|.png]",
+			"                [--json FILE] [--plot FILE.svg|.png]\n" +
+			"   hcclrun bench --graph [--step COUNTxBYTES,...] [-np N] [-n ITERS] [-w WARMUP] [--rounds R] [-c 0|1] [-R 0|1]\n" +
+			"                [-d TYPE] [--redop OP] [--json FILE]",
 		Description: `Runs the collective OP on N ranks of this machine for every size from MIN to
 MAX bytes, and prints for each size, out of place and in place: the mean time
 of one iteration (the slowest rank's), the algorithm bandwidth (size/time) and
@@ -78,6 +80,21 @@ case gives the first call, the mean, the median and the slowest of the N and
 keeps them (calls_us, job). -n, -w, --algos, --rounds, --plot and
 --cpuprofile are usage errors with --first; --timeout limits each case's job.
 
+--graph times a training step's gradient exchange instead of one collective:
+the AllReduces of --step (default 64x16K,4x4M: 64 of 16 KiB then 4 of 4 MiB,
+issue 36's step), in place, each on a buffer of its own, made one by one
+(row "calls") and recorded once as a graph, compiled and replayed with
+Executable.Run (row "graph"). The two alternate in R rounds (--rounds, 5)
+within the job; each round gives each -w untimed steps, a Barrier and -n
+timed steps. A row gives the collectives a step makes (the graph's after
+fusion), the step's bytes and elements, the median over rounds of the mean
+and of the median step (each the slowest rank's), algbw and busbw of the
+step's bytes, and #wrong (-c 1: every buffer filled with the pattern, one
+step, every element compared exactly). A last line gives calls/graph and
+the graph's compile time. -o, -b, -e, -f, -i, -r, --algos, --first and --plot
+are usage errors with --graph. bench/mpi/mpibench.c --step is its MPI twin,
+bench/graphstep runs the two side by side.
+
 Exit status: 0, 1 when an element was wrong or the job failed, 2 for a usage
 error, 124 when --timeout expired.
 
@@ -86,7 +103,8 @@ Examples:
    hcclrun bench -np 4 -o all -b 1K -e 16M --json out.json --plot busbw.svg
    HCCL_SHM_DISABLE=1 hcclrun bench -np 2 -b 1M -e 1M -n 50
    hcclrun bench -np 4 -o allgather -b 8 -e 1M -f 4 --algos ring,rhd,mesh,pat,auto
-   hcclrun bench -np 2 -o allreduce,allgather -b 8 -e 1M -f 1024 --first 10 -R 0`,
+   hcclrun bench -np 2 -o allreduce,allgather -b 8 -e 1M -f 1024 --first 10 -R 0
+   hcclrun bench -np 4 --graph -n 20 --rounds 5 --json step.json`,
 		Flags:        benchFlags(),
 		OnUsageError: cfg.OnUsageError,
 		Action:       func(c *cli.Context) error { return runParent(c, cfg) },
@@ -133,8 +151,10 @@ func benchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "redop", Value: "sum", Usage: "reduction: sum, prod, max, min, avg (avg: floating types)"},
 		&cli.IntFlag{Name: "root", Aliases: []string{"r"}, Value: 0, Usage: "root of broadcast and reduce"},
 		&cli.StringFlag{Name: "algos", Usage: "compare the algorithms of `LIST` (ring,rhd,mesh,oneshot,pat,tree,auto; NAME+trace runs NAME with HCCL_TRACE recording on, which needs -x HCCL_TRACE=DIR) within the job"},
-		&cli.IntFlag{Name: "rounds", Value: 5, Usage: "with --algos, measure each algorithm `R` times, interleaved"},
+		&cli.IntFlag{Name: "rounds", Value: 5, Usage: "with --algos or --graph, measure each algorithm or mode `R` times, interleaved"},
 		&cli.IntFlag{Name: "first", Usage: "time the first `N` calls of a fresh job per collective and size, with no warm-up (-n and -w are refused)", DefaultText: "off"},
+		&cli.BoolFlag{Name: "graph", Usage: "time --step's AllReduces made one by one and as one compiled graph, in rounds (-o, -b, -e, -f, -i, -r are refused)"},
+		&cli.StringFlag{Name: "step", Value: DefaultStep, Usage: "with --graph, the step's AllReduces: `COUNTxBYTES`,... in order"},
 		&cli.StringFlag{Name: "json", Usage: "write every row to `FILE` as JSON"},
 		&cli.StringFlag{Name: "plot", Usage: "draw busbw against size to `FILE` (.svg or .png)"},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write each rank's CPU profile to `DIR`/rank-N.pprof"},
@@ -228,6 +248,13 @@ func parseOptions(c *cli.Context) (*options, error) {
 		}
 	}
 	o.CPUProfile = c.String("cpuprofile")
+	if c.Bool("graph") {
+		if err := o.setGraph(c); err != nil {
+			return nil, err
+		}
+	} else if c.IsSet("step") {
+		return nil, launcher.Usagef("bench: --step needs --graph")
+	}
 	if c.IsSet("algos") {
 		if o.Algos, err = ParseAlgos(c.String("algos"), o.colls); err != nil {
 			return nil, launcher.Usagef("bench: --algos: %v", err)
@@ -235,8 +262,8 @@ func parseOptions(c *cli.Context) (*options, error) {
 		if o.Rounds = c.Int("rounds"); o.Rounds < 1 {
 			return nil, launcher.Usagef("bench: --rounds must be at least 1, got %d", o.Rounds)
 		}
-	} else if c.IsSet("rounds") {
-		return nil, launcher.Usagef("bench: --rounds needs --algos")
+	} else if c.IsSet("rounds") && len(o.Step) == 0 {
+		return nil, launcher.Usagef("bench: --rounds needs --algos or --graph")
 	}
 	if c.IsSet("first") {
 		if err := o.setFirst(c); err != nil {
@@ -256,7 +283,33 @@ func parseOptions(c *cli.Context) (*options, error) {
 		o.header = fmt.Sprintf("hcclrun bench %s: %d ranks, minBytes %d maxBytes %d step: %s first calls: %d (a fresh job per case, no warm-up, out of place) validation: %d local register: %d",
 			strings.Join(o.Colls, ","), o.np, minB, maxB, how, o.First, c.Int("check"), c.Int("local_register"))
 	}
+	if len(o.Step) > 0 {
+		o.header = fmt.Sprintf("hcclrun bench --graph: %d ranks, step %s (%d AllReduces, in place) %s %s warmup iters: %d iters: %d rounds: %d validation: %d local register: %d",
+			o.np, o.StepSpec, len(o.Step), o.DType, o.RedOp, o.Warmup, o.Iters, o.Rounds, c.Int("check"), c.Int("local_register"))
+	}
 	return o, nil
+}
+
+// setGraph reads --graph's flags and refuses those of the sweep.
+func (o *options) setGraph(c *cli.Context) error {
+	for _, f := range []struct{ name, flag string }{
+		{"op", "-o"}, {"minbytes", "-b"}, {"maxbytes", "-e"}, {"stepfactor", "-f"}, {"stepbytes", "-i"},
+		{"root", "-r"}, {"algos", "--algos"}, {"first", "--first"}, {"plot", "--plot"},
+	} {
+		if c.IsSet(f.name) {
+			return launcher.Usagef("bench: %s does not go with --graph (which times --step's AllReduces)", f.flag)
+		}
+	}
+	var err error
+	o.StepSpec = c.String("step")
+	if o.Step, err = ParseStep(o.StepSpec, o.dt.Size); err != nil {
+		return launcher.Usagef("bench: --step: %v", err)
+	}
+	if o.Rounds = c.Int("rounds"); o.Rounds < 1 {
+		return launcher.Usagef("bench: --rounds must be at least 1, got %d", o.Rounds)
+	}
+	o.colls, o.Colls, o.Sizes = nil, nil, nil
+	return nil
 }
 
 // setFirst reads --first and refuses the flags that do not go with it.
@@ -295,6 +348,9 @@ func runParent(c *cli.Context, cfg Config) error {
 	}
 	if o.First > 0 {
 		return runFirst(c, cfg, o)
+	}
+	if len(o.Step) > 0 {
+		return runStep(c, cfg, o)
 	}
 	job, err := jobFor(c, o.spec, o.np)
 	if err != nil {
@@ -383,9 +439,10 @@ func parseDuration(s string) (time.Duration, error) {
 
 // report prints the records of rank 0 and keeps the rows.
 type report struct {
-	out  io.Writer
-	o    *options
-	rows []Row
+	out   io.Writer
+	o     *options
+	rows  []Row
+	steps []StepRow // --graph
 }
 
 func (r *report) handle(rec record) error {
@@ -428,12 +485,15 @@ func (r *report) finish() error {
 			nbw++
 		}
 	}
+	for _, st := range r.steps {
+		wrong += max(st.Wrong, 0)
+	}
 	verdict := "OK"
 	if wrong > 0 {
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(r.out, "# Out of bounds values : %d %s\n", wrong, verdict)
-	if nbw > 0 && r.o.First == 0 {
+	if nbw > 0 && r.o.First == 0 && len(r.steps) == 0 {
 		fmt.Fprintf(r.out, "# Avg bus bandwidth    : %.5g \n", bw/float64(nbw))
 	}
 	fmt.Fprintf(r.out, "#\n")
@@ -465,12 +525,13 @@ type jsonReport struct {
 	Rounds int       `json:"rounds,omitempty"`
 	First  int       `json:"first,omitempty"` // --first: iters is the calls timed in each fresh job
 	Rows   []Row     `json:"rows"`
+	Steps  []StepRow `json:"steps,omitempty"` // --graph: a row per mode; rows is empty
 }
 
 func (r *report) writeJSON() error {
 	data, err := json.MarshalIndent(jsonReport{
 		Header: r.o.header, Date: time.Now().UTC(), Ranks: r.o.np,
-		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: r.o.DType, Algos: r.o.Algos, Rounds: r.o.Rounds, First: r.o.First, Rows: r.rows,
+		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: r.o.DType, Algos: r.o.Algos, Rounds: r.o.Rounds, First: r.o.First, Rows: r.rows, Steps: r.steps,
 	}, "", "  ")
 	if err != nil {
 		return err

@@ -33,6 +33,11 @@ type spec struct {
 	// naming one collective and one size (first.go). Iters is First then,
 	// and Warmup 0.
 	First int `json:"first,omitempty"`
+	// Step is --graph: the sizes in bytes of the step's AllReduces, which
+	// the ranks time one by one and as a graph in Rounds rounds (step.go);
+	// StepSpec is the --step value they came from.
+	Step     []int64 `json:"step,omitempty"`
+	StepSpec string  `json:"step_spec,omitempty"`
 }
 
 // hostNameBytes is the room for a host name in the rank exchange.
@@ -60,7 +65,7 @@ func runRank(ctx context.Context, sp spec, out io.Writer) (err error) {
 	if sp.Iters < 1 || sp.Warmup < 0 {
 		return fmt.Errorf("bench rank: iters %d and warmup %d, want at least 1 and 0", sp.Iters, sp.Warmup)
 	}
-	if len(sp.Algos) > 0 && sp.Rounds < 1 {
+	if (len(sp.Algos) > 0 || len(sp.Step) > 0) && sp.Rounds < 1 {
 		return fmt.Errorf("bench rank: %d rounds, want at least 1", sp.Rounds)
 	}
 	if sp.First < 0 || sp.First > 0 && (len(sp.Colls) != 1 || len(sp.Sizes) != 1 || len(sp.Algos) > 0) {
@@ -162,6 +167,9 @@ func (s *sweeper) report(rec record) error {
 func sweep[T hccl.Element](ctx context.Context, s *sweeper) error {
 	if s.sp.First > 0 {
 		return measureFirst[T](ctx, s)
+	}
+	if len(s.sp.Step) > 0 {
+		return measureStep[T](ctx, s)
 	}
 	n, rank := s.comm.Size(), s.comm.Rank()
 	if err := s.exchangeRanks(ctx); err != nil {

@@ -56,10 +56,11 @@ type RankInfo struct {
 
 // record is one line from rank 0 to the parent.
 type record struct {
-	Kind  string     `json:"kind"`            // "ranks", "start" or "row"
+	Kind  string     `json:"kind"`            // "ranks", "start", "row" or "step"
 	Ranks []RankInfo `json:"ranks,omitempty"` // kind "ranks"
 	Coll  string     `json:"coll,omitempty"`  // kind "start": a collective's sweep begins
 	Row   *Row       `json:"row,omitempty"`   // kind "row"
+	Step  *StepRow   `json:"step,omitempty"`  // kind "step" (--graph)
 }
 
 // writeRecord sends rec to the parent on w (rank 0's stdout).
