@@ -3,6 +3,7 @@
  *
  *   mpirun -n 2 ./mpibench -o allreduce -b 8 -e 64M -f 2 [-n 20] [-w 5] [-c 1]
  *          [-d float] [--redop sum] [-r 0] [-R 0]
+ *   mpirun -n 2 ./mpibench --step 64x16K,4x4M [--rounds 5] [-n 20] [-w 5] [-c 1] [-d float] [--redop sum] [-R 0]
  *
  * Compiled with -I bench/mpi/onhccl against libhccl.so instead of an MPI, it
  * is the same benchmark of the runtime through its C interface (onhccl/mpi.h
@@ -32,6 +33,15 @@
  *  - with -R 1 the buffers come from MPI_Alloc_mem (hcclMemAlloc on
  *    libhccl.so, as hcclrun bench -R 1 takes runtime.MemAlloc), with -R 0
  *    (the default) from malloc.
+ *
+ * --step is the MPI twin of hcclrun bench --graph's "calls" row (bench/step.go):
+ * the step's AllReduces (COUNTxBYTES,... in order; issue 36's 64x16K,4x4M)
+ * made one by one, MPI_IN_PLACE, each on a buffer of its own, in --rounds
+ * rounds of -w untimed steps, MPI_Barrier and -n timed steps; the row gives
+ * the median over rounds of the mean and of the median step (each the
+ * maximum over ranks), in the --graph table's 11 fields; -c 1 fills buffer k
+ * with the pattern's elements from the calls before it on, makes one step
+ * and compares every element.
  *
  * MPI_Reduce_scatter_block in place leaves a rank's block at the start of
  * the buffer (hcclrun leaves it at the rank's own offset); the check follows
@@ -353,9 +363,130 @@ static void print_header(void) {
 	       "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
 }
 
+/* ---- the step (--step) ---- */
+
+#define MAX_STEP_CALLS 4096 /* bench.maxStepCalls */
+
+static int parse_step(const char *spec, int64_t *sizes) {
+	char buf[1024];
+	int n = 0;
+	snprintf(buf, sizeof buf, "%s", spec);
+	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		long count = 1;
+		char *x = strchr(tok, 'x');
+		if (x) {
+			*x = 0;
+			count = atol(tok);
+			tok = x + 1;
+		}
+		int64_t b = parse_size(tok);
+		if (count < 1 || n + count > MAX_STEP_CALLS || b < dt->size || b % dt->size) die("bad --step");
+		for (long i = 0; i < count; i++) sizes[n++] = b;
+	}
+	return n;
+}
+
+static double median_of(double *v, int n) {
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void step_run(void **bufs, const int64_t *sizes, int ncalls) {
+	for (int k = 0; k < ncalls; k++)
+		MPI_Allreduce(MPI_IN_PLACE, bufs[k], (int)(sizes[k] / dt->size), dt->mpi, mpiop, MPI_COMM_WORLD);
+}
+
+static int64_t step_check(void **bufs, const int64_t *sizes, int ncalls) {
+	int64_t off = 0, wrong = 0;
+	for (int k = 0; k < ncalls; k++) {
+		int64_t cnt = sizes[k] / dt->size;
+		for (int64_t i = 0; i < cnt; i++) set(bufs[k], i, value(rank, off + i));
+		off += cnt;
+	}
+	step_run(bufs, sizes, ncalls);
+	off = 0;
+	for (int k = 0; k < ncalls; k++) {
+		int64_t cnt = sizes[k] / dt->size;
+		for (int64_t i = 0; i < cnt; i++) wrong += !exact(bufs[k], i, reduced(off + i));
+		off += cnt;
+	}
+	MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+	return wrong;
+}
+
+/* run_step is main's --step: it returns the wrong elements (-1 unchecked). */
+static int64_t run_step(const char *spec, int rounds) {
+	static int64_t sizes[MAX_STEP_CALLS];
+	int ncalls = parse_step(spec, sizes);
+	void **bufs = malloc(ncalls * sizeof *bufs);
+	double *stamps = malloc(iters * sizeof *stamps), *means = malloc(rounds * sizeof *means),
+	       *medians = malloc(rounds * sizeof *medians);
+	if (!bufs || !stamps || !means || !medians) die("out of memory");
+	int64_t total = 0;
+	for (int k = 0; k < ncalls; k++) {
+		if (alloc_mem) MPI_Alloc_mem((MPI_Aint)sizes[k], MPI_INFO_NULL, &bufs[k]);
+		else bufs[k] = malloc(sizes[k]);
+		if (!bufs[k]) die("out of memory");
+		for (int64_t i = 0; i < sizes[k] / dt->size; i++) set(bufs[k], i, 1); /* first touch outside the timing */
+		total += sizes[k];
+	}
+	pat_op = opname;
+	int64_t cap = dt->exact / nranks;
+	pat_m = cap < 1 ? 1 : cap > 100 ? 100 : cap;
+	if (rank == 0) {
+		printf("# mpibench --step: %d ranks, step %s (%d AllReduces, in place) %s %s warmup iters: %d iters: %d rounds: %d "
+		       "validation: %d local register: %d\n",
+		       nranks, spec, ncalls, dt->name, opname, warmup, iters, rounds, check, alloc_mem);
+		printf("#\n# %5s  %5s  %10s  %10s  %8s  %6s  %7s  %7s  %6s  %6s  %6s\n", "mode", "colls", "size", "count", "type",
+		       "redop", "time", "median", "algbw", "busbw", "#wrong");
+		printf("# %5s  %5s  %10s  %10s  %8s  %6s  %7s  %7s  %6s  %6s  %6s\n", "", "", "(B)", "(elements)", "", "", "(us)",
+		       "(us)", "(GB/s)", "(GB/s)", "");
+	}
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < warmup; i++) step_run(bufs, sizes, ncalls);
+		MPI_Barrier(MPI_COMM_WORLD);
+		double start = MPI_Wtime(), prev = start;
+		for (int i = 0; i < iters; i++) {
+			step_run(bufs, sizes, ncalls);
+			double now = MPI_Wtime();
+			stamps[i] = now - prev;
+			prev = now;
+		}
+		double t[2] = {(prev - start) / iters, median_of(stamps, iters)};
+		MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		means[r] = t[0], medians[r] = t[1];
+	}
+	struct result res;
+	double t = median_of(means, rounds);
+	res.time_us = t * 1e6;
+	res.median_us = median_of(medians, rounds) * 1e6;
+	res.algbw = t > 0 ? (double)total / t / 1e9 : 0;
+	res.busbw = res.algbw * bus_factor(ALLREDUCE);
+	res.wrong = check ? (long long)step_check(bufs, sizes, ncalls) : -1;
+	if (rank == 0) {
+		char tm[32], md[32], w[32];
+		snprintf(tm, sizeof tm, res.time_us >= 10000 ? "%7.0f" : res.time_us >= 100 ? "%7.1f" : "%7.2f", res.time_us);
+		snprintf(md, sizeof md, res.median_us >= 10000 ? "%7.0f" : res.median_us >= 100 ? "%7.1f" : "%7.2f", res.median_us);
+		if (res.wrong >= 0) snprintf(w, sizeof w, "%lld", res.wrong);
+		else snprintf(w, sizeof w, "N/A");
+		printf("  %5s  %5d  %10lld  %10lld  %8s  %6s  %7s  %7s  %6.2f  %6.2f  %6s\n", "calls", ncalls, (long long)total,
+		       (long long)(total / dt->size), dt->name, opname, tm, md, res.algbw, res.busbw, w);
+		fflush(stdout);
+	}
+	for (int k = 0; k < ncalls; k++) {
+		if (alloc_mem) MPI_Free_mem(bufs[k]);
+		else free(bufs[k]);
+	}
+	free(bufs), free(stamps), free(means), free(medians);
+	return res.wrong;
+}
+
+static void report_ranks(int64_t total_wrong);
+
 static void usage(void) {
 	die("usage: mpibench [-o OP[,OP...]|all] [-b MIN] [-e MAX] [-f F | -i STEP] [-n ITERS] [-w WARMUP] [-c 0|1] "
-	    "[-d float|double|int8|uint8|int32|int64] [--redop sum|prod|max|min] [-r ROOT] [-R 0|1]");
+	    "[-d float|double|int8|uint8|int32|int64] [--redop sum|prod|max|min] [-r ROOT] [-R 0|1] "
+	    "[--step COUNTxBYTES,... [--rounds R]]");
 }
 
 int main(int argc, char **argv) {
@@ -367,7 +498,8 @@ int main(int argc, char **argv) {
 	char opbuf[256] = "allreduce";
 	int64_t minb = 8, maxb = 32 << 20, step = 0;
 	int factor = 2;
-	const char *dname = "float";
+	const char *dname = "float", *step_spec = NULL;
+	int rounds = 5;
 	static struct option longopts[] = {
 		{"op", required_argument, 0, 'o'},      {"minbytes", required_argument, 0, 'b'},
 		{"maxbytes", required_argument, 0, 'e'}, {"stepfactor", required_argument, 0, 'f'},
@@ -375,6 +507,7 @@ int main(int argc, char **argv) {
 		{"warmup_iters", required_argument, 0, 'w'}, {"check", required_argument, 0, 'c'},
 		{"datatype", required_argument, 0, 'd'}, {"root", required_argument, 0, 'r'},
 		{"redop", required_argument, 0, 'O'},    {"alloc_mem", required_argument, 0, 'R'},
+		{"step", required_argument, 0, 'S'},     {"rounds", required_argument, 0, 'N'},
 		{0, 0, 0, 0},
 	};
 	int ch;
@@ -392,6 +525,8 @@ int main(int argc, char **argv) {
 		case 'r': root = atoi(optarg); break;
 		case 'O': opname = optarg; break;
 		case 'R': alloc_mem = atoi(optarg); break;
+		case 'S': step_spec = optarg; break;
+		case 'N': rounds = atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -416,6 +551,16 @@ int main(int argc, char **argv) {
 	for (size_t i = 0; i < 4; i++)
 		if (strcmp(ops[i].name, opname) == 0) mpiop = ops[i].op;
 	if (mpiop == MPI_OP_NULL) die("unknown reduction (MPI has no avg)");
+	int64_t total_wrong = 0;
+	if (step_spec) {
+		if (rounds < 1) usage();
+		int64_t w = run_step(step_spec, rounds);
+		total_wrong = w > 0 ? w : 0;
+		report_ranks(total_wrong);
+		if (rank == 0) printf("#\n");
+		MPI_Finalize();
+		return total_wrong ? 1 : 0;
+	}
 
 	/* The sweep, as bench.Sizes. */
 	int64_t sizes[4096];
@@ -452,7 +597,6 @@ int main(int argc, char **argv) {
 		       ncolls == NCOLLS ? "all" : opbuf, nranks, (long long)minb, (long long)maxb,
 		       (long long)(factor > 1 ? factor : step), factor > 1 ? "factor" : "bytes", warmup, iters, check);
 
-	int64_t total_wrong = 0;
 	double bwsum = 0;
 	int nbw = 0;
 	for (int ci = 0; ci < ncolls; ci++) {
@@ -499,9 +643,19 @@ int main(int argc, char **argv) {
 			}
 		}
 	}
-	/* The ranks' pids are gathered after the sweep, so that with -w 0 the
-	 * first timed calls follow MPI_Init and one MPI_Barrier only, as those of
-	 * hcclrun bench --first do. */
+	report_ranks(total_wrong);
+	if (rank == 0) printf("# Avg bus bandwidth    : %.5g \n#\n", nbw ? bwsum / nbw : 0);
+	if (alloc_mem) MPI_Free_mem(sbuf), MPI_Free_mem(rbuf);
+	else free(sbuf), free(rbuf);
+	free(stamps), free(vc);
+	MPI_Finalize();
+	return total_wrong ? 1 : 0;
+}
+
+/* report_ranks prints the ranks' pids and the verdict. The pids are gathered
+ * after the sweep, so that with -w 0 the first timed calls follow MPI_Init and
+ * one MPI_Barrier only, as those of hcclrun bench --first do. */
+static void report_ranks(int64_t total_wrong) {
 	char host[64] = "";
 	gethostname(host, sizeof host - 1);
 	long long pid = getpid();
@@ -513,11 +667,6 @@ int main(int argc, char **argv) {
 		printf("#\n# Using ranks\n");
 		for (int r = 0; r < nranks; r++) printf("#  Rank %2d Pid %6lld on %10s\n", r, pids[r], hosts + 64 * r);
 		printf("# Out of bounds values : %lld %s\n", (long long)total_wrong, total_wrong ? "FAILED" : "OK");
-		printf("# Avg bus bandwidth    : %.5g \n#\n", nbw ? bwsum / nbw : 0);
 	}
-	if (alloc_mem) MPI_Free_mem(sbuf), MPI_Free_mem(rbuf);
-	else free(sbuf), free(rbuf);
-	free(stamps), free(vc), free(pids), free(hosts);
-	MPI_Finalize();
-	return total_wrong ? 1 : 0;
+	free(pids), free(hosts);
 }
