@@ -223,6 +223,8 @@ func TestBenchUsage(t *testing.T) {
 		{"--rounds", "3"}, {"--algos", "ring,,rhd"},
 		{"--first", "0"}, {"--first", "-1"}, {"--first", "3", "--algos", "ring"}, {"--first", "3", "-n", "4"},
 		{"--first", "3", "-w", "0"}, {"--first", "3", "--plot", "out.svg"},
+		{"--step", "4x4M"}, {"--graph", "-o", "allgather"}, {"--graph", "-b", "1K"}, {"--graph", "--step", "3x5"},
+		{"--graph", "--step", "0x4K"}, {"--graph", "--rounds", "0"}, {"--graph", "--first", "3"},
 	} {
 		cmd := exec.CommandContext(ctx, bin, append([]string{"bench", "-np", "2"}, args...)...)
 		out, err := cmd.CombinedOutput()
@@ -413,4 +415,56 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// TestBenchGraph runs `hcclrun bench --graph`: issue 36's step at np 2 and
+// a step of odd sizes (fused runs, an unfused call between them) at np 3,
+// each with a calls and a graph row, every element checked, and in the
+// JSON each mode's rounds.
+func TestBenchGraph(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := buildHcclrun(t)
+	for _, tc := range []struct {
+		np          int
+		step        string
+		calls, elts int
+	}{
+		{2, DefaultStep, 68, 64*16<<10/4 + 4*4<<20/4},
+		{3, "5x4K,300K,3x12,1x4", 10, 5*1024 + 300*256 + 3*3 + 1},
+	} {
+		jsonPath := filepath.Join(t.TempDir(), "step.json")
+		const rounds = 2
+		cmd := exec.CommandContext(ctx, bin, "bench", "-np", fmt.Sprint(tc.np), "--graph", "--step", tc.step,
+			"-n", "2", "-w", "1", "--rounds", fmt.Sprint(rounds), "-c", "1", "--json", jsonPath, "--timeout", "150")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("hcclrun bench --graph --step %s: %v\n%s", tc.step, err, out)
+		}
+		modes := map[string]bool{}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if len(f) != 11 || f[10] != "0" {
+				t.Errorf("--step %s: row %q, want 11 fields and #wrong 0", tc.step, line)
+				continue
+			}
+			modes[f[0]] = true
+		}
+		if !modes[stepCalls] || !modes[stepGraph] || len(modes) != 2 || !strings.Contains(string(out), "# calls/graph: ") {
+			t.Errorf("--step %s: modes %v, want calls and graph and the ratio line\n%s", tc.step, modes, out)
+		}
+		rep := readReport(t, jsonPath)
+		if len(rep.Steps) != 2 || rep.Rounds != rounds {
+			t.Fatalf("--json: %d step rows, %d rounds; want 2 and %d", len(rep.Steps), rep.Rounds, rounds)
+		}
+		for _, r := range rep.Steps {
+			if r.Wrong != 0 || r.Ranks != tc.np || r.Count != int64(tc.elts) || r.TimeUS <= 0 || len(r.Samples) != rounds ||
+				(r.Mode == stepCalls) != (r.Colls == tc.calls) || r.Colls < 1 || (r.Mode == stepGraph) != (r.CompileUS > 0) {
+				t.Errorf("--json --step %s: row %+v", tc.step, r)
+			}
+		}
+	}
 }
