@@ -67,6 +67,29 @@
 // times and the job's pids, and --json keeps them (calls_us, job).
 // bench/compare's "first" case compares these means with the MPIs'.
 //
+// # A training step, one by one and as a graph (--graph)
+//
+//	hcclrun bench -np 4 --graph [--step 64x16K,4x4M] [-n 20] [-w 5] [--rounds 5]
+//
+// --graph times a step's gradient exchange instead of one collective
+// (step.go): the AllReduces of --step, COUNTxBYTES,... in order (default
+// issue 36's 64 of 16 KiB then 4 of 4 MiB), in place, each on a buffer of
+// its own (-R, -d and --redop apply), made one by one with hccl.AllReduce
+// (row "calls") and recorded once into a graph, compiled and replayed with
+// Executable.Run (row "graph"). The two alternate in --rounds rounds within
+// the job, calls first in even rounds; each round gives a mode -w untimed
+// steps, a Barrier and -n timed steps, whose mean and median, each the
+// maximum over ranks, are the round's; a row gives the median over rounds
+// of both (as --algos), the collectives a step makes (the graph's after
+// fusion), algbw and busbw of the step's bytes, and with -c 1 #wrong: every
+// buffer filled with the pattern (buffer k's element i being the pattern's
+// element i plus the elements of the buffers before, so that a graph that
+// mixed its buffers up in the fused staging is caught), one step, every
+// element compared. A last comment line gives calls/graph and the graph's
+// Compile time; --json keeps the rows under "steps". mpibench --step is the
+// MPI twin of the calls row, and bench/graphstep runs them side by side
+// (docs/performance.md#graph-mode).
+//
 // nccl-tests itself reports the mean over ranks by default (-a 1); this
 // benchmark reports the maximum (nccl-tests' -a 3), which is what the
 // slowest rank, and so the application, sees.
