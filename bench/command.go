@@ -42,7 +42,7 @@ func Command(cfg Config) *cli.Command {
 		UsageText: "hcclrun bench [-np N] [-o OP] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP]\n" +
 			"                [-c 0|1] [-R 0|1] [-d TYPE] [--redop OP] [-r ROOT] [--algos LIST [--rounds R] | --first N]\n" +
 			"                [--json FILE] [--plot FILE.svg|.png]\n" +
-			"   hcclrun bench --graph [--step COUNTxBYTES,...] [-np N] [-n ITERS] [-w WARMUP] [--rounds R] [-c 0|1] [-R 0|1]\n" +
+			"hcclrun bench --graph [--step COUNTxBYTES,...] [-np N] [-n ITERS] [-w WARMUP] [--rounds R] [-c 0|1] [-R 0|1]\n" +
 			"                [-d TYPE] [--redop OP] [--json FILE]",
 		Description: `Runs the collective OP on N ranks of this machine for every size from MIN to
 MAX bytes, and prints for each size, out of place and in place: the mean time
