@@ -168,6 +168,11 @@ func TestMPIBenchOnHCCL(t *testing.T) {
 			t.Fatalf("-R %s: %v\n%s", reg, err, out)
 		}
 	}
+	// --step, the MPI twin of hcclrun bench --graph's calls row.
+	out, err := hcclrun(t, nil, "-np", "3", bin, "--step", "5x4K,300K,3x12", "--rounds", "2", "-n", "2", "-w", "1", "-c", "1")
+	if err != nil || !strings.Contains(out, "# Out of bounds values : 0 OK") || !strings.Contains(out, "  calls      9  ") {
+		t.Fatalf("--step: %v\n%s", err, out)
+	}
 }
 
 // TestPythonExample: the hccl package (ctypes over libhccl.so) runs the
