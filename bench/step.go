@@ -128,8 +128,8 @@ func runStep(c *cli.Context, cfg Config, o *options) error {
 	if demuxErr != nil {
 		return demuxErr
 	}
-	if len(rows) != 2 {
-		return fmt.Errorf("bench: the job ended after %d of 2 step rows", len(rows))
+	if len(rows) != 2 || rows[0].Mode != stepCalls || rows[1].Mode != stepGraph {
+		return fmt.Errorf("bench: the job sent %d step rows, want calls then graph", len(rows))
 	}
 	calls, graph := rows[0], rows[1]
 	fmt.Fprintf(out, "# calls/graph: %.2fx (mean), %.2fx (median); graph: %d collectives in, %d out, compiled in %s us\n",
