@@ -144,7 +144,7 @@ func (g *Graph) Compile(ctx context.Context) (*Executable, error) {
 		return nil, err
 	}
 	nodes, merged := c.mergeScatterGathers(g.nodes, pairs, agreed)
-	e := bucket(c, nodes, capBytes)
+	e := c.bucket(nodes, capBytes)
 	e.nodesIn, e.merged = len(g.nodes), merged
 	for i := range e.steps {
 		if err := c.bind(&e.steps[i]); err != nil {

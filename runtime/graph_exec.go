@@ -122,15 +122,29 @@ func (e *Executable) Close() error {
 // logPlan logs the compiled plan at INFO: nodes in and out, the pairs
 // merged, the fused groups and each step's algorithm.
 func (e *Executable) logPlan() {
-	algos := make([]string, len(e.steps))
+	var algos []string // a run of steps alike as one entry, "AllReduce:ring*64"
+	last, run := "", 0
+	flush := func() {
+		if run > 1 {
+			last += fmt.Sprintf("*%d", run)
+		}
+		if run > 0 {
+			algos = append(algos, last)
+		}
+	}
 	for i := range e.steps {
 		s := &e.steps[i]
 		name := "per call"
 		if s.bound.ok {
 			name = s.bound.plan.Algo
 		}
-		algos[i] = fmt.Sprintf("%s:%s", s.a.req.Coll, name)
+		if step := fmt.Sprintf("%s:%s", s.a.req.Coll, name); step != last {
+			flush()
+			last, run = step, 0
+		}
+		run++
 	}
+	flush()
 	e.c.log.Info("graph compiled", "nodes_in", e.nodesIn, "nodes_out", len(e.steps),
 		"merged_scatter_gathers", e.merged, "fused_groups", fmt.Sprint(e.groups),
 		"staging_bytes", len(e.staging), "algorithms", strings.Join(algos, " "))

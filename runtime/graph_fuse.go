@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"time"
+
 	"github.com/hcclrun/hcclrun/runtime/plan"
 )
 
@@ -13,7 +15,8 @@ import (
 //     AllReduce below the two;
 //   - runs of adjacent AllReduces of one dtype and op under fuseMax
 //     become one in-place AllReduce over a staging buffer, up to the
-//     fusion cap: all but one round of latency saved for the small ones.
+//     fusion cap, where the selector prices that and the copies below
+//     the calls: all but one round of latency saved for the small ones.
 
 // graphNode is a collective of a graph being compiled: a recorded call,
 // or the AllReduce that stands for a merged pair, with the copy that
@@ -107,16 +110,40 @@ func (c *Comm) scatterGatherAsAllReduce(rs, ag *call) (graphNode, bool) {
 	if mine := ag.recv[c.job.Rank*len(rs.recv):][:len(rs.recv)]; !sameBytes(mine, rs.recv) {
 		r.block = []blockCopy{{dst: rs.recv, src: mine}}
 	}
-	cost := func(a *call) (int64, bool) {
-		req := a.req
-		req.Rank, req.Size = c.job.Rank, c.job.Size
-		choice, err := c.chooseAlgorithm(&req, size)
-		return int64(choice.Predicted), err == nil
-	}
-	arCost, ok1 := cost(&r.a)
-	rsCost, ok2 := cost(rs)
-	agCost, ok3 := cost(ag)
+	arCost, ok1 := c.predicted(&r.a)
+	rsCost, ok2 := c.predicted(rs)
+	agCost, ok3 := c.predicted(ag)
 	return r, ok1 && ok2 && ok3 && arCost < rsCost+agCost
+}
+
+// predicted is the selector's price of call a, false when it has none;
+// under c.mu. The price depends only on what the ranks agreed on, so
+// every rank rewrites alike.
+func (c *Comm) predicted(a *call) (time.Duration, bool) {
+	req := a.req
+	req.Rank, req.Size = c.job.Rank, c.job.Size
+	choice, err := c.chooseAlgorithm(&req, a.dtype.Size())
+	return choice.Predicted, err == nil
+}
+
+// bucketPays says whether one AllReduce over a staging buffer of bytes,
+// with the copies into it and out of it, is priced below the group's
+// calls one by one: not at one rank, whose in-place calls are free, nor
+// where the calls are few and large.
+func (c *Comm) bucketPays(group []graphNode, bytes int) bool {
+	var calls time.Duration
+	for i := range group {
+		t, ok := c.predicted(&group[i].a)
+		if !ok {
+			return false
+		}
+		calls += t
+	}
+	first := &group[0].a
+	fused := call{req: plan.Request{Coll: plan.AllReduce, Count: bytes / first.dtype.Size(), InPlace: true},
+		dtype: first.dtype, op: first.op, reduces: true}
+	t, ok := c.predicted(&fused)
+	return ok && t+c.sel.CopyTime(2*bytes) < calls
 }
 
 // fuseMax is the largest AllReduce a graph packs into a bucket: from 256
@@ -133,9 +160,10 @@ func fusible(a *call) bool { return a.req.Coll == plan.AllReduce && nodeBytes(a)
 func sameKind(a, b *call) bool { return a.dtype == b.dtype && a.op == b.op }
 
 // bucket packs runs of fusible AllReduces of one kind, up to capBytes
-// (negative: none), into steps over one staging buffer, which serves
-// every bucket: they run one after another.
-func bucket(c *Comm, nodes []graphNode, capBytes int) *Executable {
+// (negative: none), into steps over one staging buffer where that pays
+// (bucketPays), which serves every bucket: they run one after another.
+// Under c.mu.
+func (c *Comm) bucket(nodes []graphNode, capBytes int) *Executable {
 	e := &Executable{c: c}
 	type span struct{ lo, hi, bytes int }
 	var spans []span
@@ -149,7 +177,7 @@ func bucket(c *Comm, nodes []graphNode, capBytes int) *Executable {
 				j++
 			}
 		}
-		if j-i == 1 {
+		if j-i == 1 || !c.bucketPays(nodes[i:j], bytes) {
 			bytes = -1
 		}
 		spans = append(spans, span{i, j, bytes})
@@ -164,8 +192,9 @@ func bucket(c *Comm, nodes []graphNode, capBytes int) *Executable {
 	}
 	for _, s := range spans {
 		if s.bytes < 0 {
-			n := &nodes[s.lo]
-			e.steps = append(e.steps, graphStep{a: n.a, block: n.block})
+			for k := s.lo; k < s.hi; k++ {
+				e.steps = append(e.steps, graphStep{a: nodes[k].a, block: nodes[k].block})
+			}
 			continue
 		}
 		first := &nodes[s.lo].a

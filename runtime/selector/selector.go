@@ -113,3 +113,9 @@ func (s *Selector) Choose(call Call) (Choice, error) {
 		"channels", c.Channels, "segment", c.Segment, "predicted", c.Predicted)
 	return c, nil
 }
+
+// CopyTime is what the model prices a local copy of n bytes at: a
+// compiled graph weighs its staging copies with it (runtime/graph_fuse.go).
+func (s *Selector) CopyTime(n int) time.Duration {
+	return time.Duration(s.model.Copy * float64(n) * float64(time.Second))
+}
