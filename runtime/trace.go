@@ -50,6 +50,10 @@ type observer struct {
 	dir   string
 	why   string // the reason recorded for the selector's choices
 	file  trace.File
+	// cal is the reading of the trace's clock against Now when the
+	// observer was made, one end of the line that turns the ring's and
+	// the tally's ticks into ns (executor/ticks.go).
+	cal   executor.Calibration
 	sigs  chan os.Signal
 	stop  chan struct{}
 	wrote sync.Mutex // one write at a time
@@ -72,7 +76,7 @@ func newObserver(ctx context.Context, c *Comm) *observer {
 	if (k.TraceDir == "" && !k.Report) || !c.reportsProgress() {
 		return nil
 	}
-	o := &observer{dir: k.TraceDir, why: "the cost model's cheapest"}
+	o := &observer{dir: k.TraceDir, why: "the cost model's cheapest", cal: executor.Calibrate()}
 	if k.Algo != "" {
 		o.why = "HCCL_ALGO=" + k.Algo
 	}
@@ -173,12 +177,13 @@ func (c *Comm) tracer() executor.Tracer {
 }
 
 // start marks the start of one of the program's calls and returns the
-// time (never 0, which would tell the executor to read the clock).
+// time, in TraceNow's ticks (never 0, which would tell the executor to
+// read the clock).
 func (o *observer) start() int64 {
 	if !o.live.Load() {
 		o.live.Store(true)
 	}
-	return executor.Now()
+	return executor.TraceNow()
 }
 
 // Op records one op of the running call (executor.Tracer).
@@ -204,13 +209,14 @@ func (o *observer) called(c *Comm, a *call, p *plan.Plan, sp *split, ec *executo
 		end = c.exec.TraceClock()
 	}
 	if end < start {
-		end = executor.Now()
+		end = executor.TraceNow()
 	}
 	bytes := int64(a.req.Count * a.dtype.Size())
 	if a.req.Coll == plan.ReduceScatter {
 		bytes *= int64(a.req.Size)
 	}
 	if o.tally != nil {
+		// In ticks, which close turns into ns.
 		o.tally.Add(uint8(a.req.Coll), bytes, time.Duration(end-start), p.Algo)
 	}
 	if o.ring == nil {
@@ -242,7 +248,9 @@ func (o *observer) write(c *Comm, why string, links bool) {
 	defer o.wrote.Unlock()
 	f := &o.file
 	events, dropped := o.ring.Snapshot()
-	f.Fill(events, o.ring.Names())
+	l := o.line()
+	f.Fill(events, o.ring.Names(), l.Line)
+	f.TicksErrorNs = l.errNs
 	f.Written, f.Dropped = why, dropped
 	if links {
 		if f.Transports == nil {
@@ -255,6 +263,27 @@ func (o *observer) write(c *Comm, why string, links bool) {
 	if err := trace.WriteFile(o.dir, f); err != nil {
 		c.log.Warn("trace: could not write the rank's trace", "dir", o.dir, "err", err)
 	}
+}
+
+// tickLine is a trace.Line with the larger error of its two readings, in
+// ns.
+type tickLine struct {
+	trace.Line
+	errNs int64
+}
+
+// line reads the trace's clock against Now again and returns the line
+// through that reading and the observer's first, at least a millisecond
+// apart so that the rate is known to a part in ten thousand, with its
+// error in ns.
+func (o *observer) line() (l tickLine) {
+	if d := time.Duration(executor.Now() - o.cal.Ns); d < time.Millisecond {
+		time.Sleep(time.Millisecond - d)
+	}
+	b := executor.Calibrate()
+	l.Line = trace.LineThrough(o.cal.Ticks, o.cal.Ns, b.Ticks, b.Ns)
+	l.errNs = l.Dur(max(o.cal.ErrTicks, b.ErrTicks))
+	return l
 }
 
 // failed writes the trace after a failed call.
@@ -280,7 +309,11 @@ func (o *observer) close(c *Comm) {
 		o.done.Wait()
 	}
 	if o.tally != nil {
-		b, err := json.Marshal(o.tally.Summary(c.job.Rank))
+		sum, l := o.tally.Summary(c.job.Rank), o.line()
+		for i := range sum.Stats {
+			sum.Stats[i].TotalNs = l.Dur(sum.Stats[i].TotalNs)
+		}
+		b, err := json.Marshal(sum)
 		if err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			err = c.ctl.Put(ctx, ReportKey+strconv.Itoa(c.job.Rank), b)

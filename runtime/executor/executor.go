@@ -45,7 +45,7 @@ type Call struct {
 	// the links' buffers bound, and at least the pair step's largest
 	// transfer (4 KiB), which is sent whole; 0 keeps the executor's.
 	Segment int
-	// TraceStart, with Config.Trace, is Now at the call's start, which
+	// TraceStart, with Config.Trace, is TraceNow at the call's start, which
 	// the trace's first op starts from (0: read the clock).
 	TraceStart int64
 }
@@ -80,7 +80,7 @@ type Executor struct {
 	poll      Poll
 	where     *atomic.Uint64 // Config.Where (observe.go)
 	trace     Tracer         // Config.Trace
-	clock     int64          // the last Run's last reading of Now (TraceClock)
+	clock     int64          // the last Run's last reading of TraceNow (TraceClock)
 
 	// Transfer ordinals of the current call, indexed by peer (grown on
 	// demand), and the peers whose ordinals the call touched, which the
@@ -197,7 +197,7 @@ type task struct {
 	// Headers handed to links through interfaces escape; keeping them in
 	// the task keeps them off the per-call heap.
 	sendHdr, recvHdr wire.Header
-	start, waited    int64 // Now at exec, and until the first frame came (Config.Trace only)
+	start, waited    int64 // TraceNow at exec, and until the first frame came (Config.Trace only)
 	polled           int64 // Config.Trace only: when takeArrived began to poll for it (0: not polled)
 }
 
@@ -253,7 +253,7 @@ func (r *run) step(ctx context.Context, index int, s *plan.Step) error {
 	}
 	err := r.waitPosted(ctx, index)
 	if r.e.trace != nil {
-		r.clock = Now() // the step waited: for peers, for workers
+		r.clock = TraceNow() // the step waited: for peers, for workers
 	}
 	return err
 }
@@ -694,7 +694,7 @@ func (r *run) recv(ctx context.Context, t *task, link transport.Link) error {
 			return err
 		}
 		if off == 0 && r.e.trace != nil {
-			t.waited = Now() - t.start
+			t.waited = TraceNow() - t.start
 		}
 		if got := int(t.recvHdr.Len); got != n && got > 0 && got <= len(dst)-off && got%r.call.ElemSize == 0 {
 			// A frame of the sender's size, not this rank's segment:

@@ -24,9 +24,9 @@ import (
 // Tracer. The op and call must not be kept.
 type Tracer interface {
 	// Op reports op of step, on call, with bytes transferred (or copied,
-	// or reduced), times in Now's nanoseconds: start and end, and wait,
-	// the part of them spent until the peer's first frame arrived (0 for
-	// sends and local ops).
+	// or reduced), times in TraceNow's ticks (ticks.go): start and end,
+	// and wait, the part of them spent until the peer's first frame
+	// arrived (0 for sends and local ops).
 	Op(call *Call, step int, op *plan.Op, bytes int, start, end, wait int64)
 }
 
@@ -56,19 +56,19 @@ func (r *run) waiting(step, peer int) {
 // untimedMax is the most bytes an op that does not wait (a local copy or
 // reduction, a send into the link's buffer) may move and still be
 // reported without a reading of the clock, as taking no time: on the KVM
-// guests here a reading costs about 30 ns, as much as such an op, and an
-// 8-byte call has several (docs/performance.md#tracing-overhead).
+// guests here a reading costs 12 ns (TraceNow), as much as such an op,
+// and an 8-byte call has several (docs/performance.md#tracing-overhead).
 const untimedMax = 4 << 10
 
 // startClock starts the run's trace clock at the call's start.
 func (r *run) startClock() {
 	r.clock = r.call.TraceStart
 	if r.clock == 0 {
-		r.clock = Now()
+		r.clock = TraceNow()
 	}
 }
 
-// TraceClock is the last reading of Now by the last Run (with
+// TraceClock is the last reading of TraceNow by the last Run (with
 // Config.Trace): when its last op ended, which the caller may take as
 // the call's end instead of reading the clock again.
 func (e *Executor) TraceClock() int64 { return e.clock }
@@ -86,7 +86,7 @@ func opBytes(t *task) int {
 func (r *run) tracedInline(t *task, start int64) {
 	n, end := opBytes(t), start
 	if n > untimedMax {
-		end = Now()
+		end = TraceNow()
 		r.clock = end
 	}
 	r.e.trace.Op(&r.call, t.index, t.op, n, start, end, 0)
@@ -105,14 +105,14 @@ func (r *run) polling(tasks []*task) {
 func (r *run) execStart(t *task) {
 	t.start, t.waited = t.polled, 0
 	if t.start == 0 {
-		t.start = Now()
+		t.start = TraceNow()
 	}
 }
 
 // tracedWaited reports an op that exec ran, on the calling goroutine or
 // a worker, from t.start until now.
 func (r *run) tracedWaited(t *task) {
-	r.e.trace.Op(&r.call, t.index, t.op, opBytes(t), t.start, Now(), t.waited)
+	r.e.trace.Op(&r.call, t.index, t.op, opBytes(t), t.start, TraceNow(), t.waited)
 }
 
 // tracePair reports a pair step's send and receive; its local ops were
@@ -122,7 +122,7 @@ func (r *run) tracedWaited(t *task) {
 // it counted as waiting: the payload it copies is as small.
 func (r *run) tracePair(pp *pairPlan, src []byte, start int64) {
 	tr := r.e.trace
-	end := Now()
+	end := TraceNow()
 	r.clock = end
 	tr.Op(&r.call, 0, pp.send, len(src), start, start, 0)
 	tr.Op(&r.call, 0, pp.recv, len(pp.recvTask.dst), start, end, end-start)

@@ -33,6 +33,11 @@ type File struct {
 	// when tracing started; ClockEnd when the file was written (drift).
 	Clock    Clock  `json:"clock"`
 	ClockEnd *Clock `json:"clock_end,omitempty"`
+	// TicksErrorNs bounds, in ns, the error of placing the times read in
+	// the time-stamp counter's ticks (executor.TraceNow) on the rank's
+	// clock: the larger of the two calibrations' (Line); 0 when they were
+	// read in ns.
+	TicksErrorNs int64 `json:"ticks_error_ns,omitempty"`
 	// Written says what wrote the file: "close", "failure" or
 	// "signal SIGTERM".
 	Written string `json:"written"`
@@ -81,15 +86,15 @@ type Op struct {
 }
 
 // Fill converts events into f's Calls and Ops, with the names their
-// ring numbered.
-func (f *File) Fill(events []Event, names []Names) {
+// ring numbered, their times placed by line.
+func (f *File) Fill(events []Event, names []Names, line Line) {
 	f.Calls, f.Ops = f.Calls[:0], f.Ops[:0]
 	for i := range events {
 		e := &events[i]
 		coll := plan.Coll(e.Coll).String()
 		switch e.Kind {
 		case KindCall:
-			c := Call{Seq: e.Seq, Coll: coll, Bytes: e.Bytes, PredNs: e.Extra, StartNs: e.Start, EndNs: e.End}
+			c := Call{Seq: e.Seq, Coll: coll, Bytes: e.Bytes, PredNs: e.Extra, StartNs: line.At(e.Start), EndNs: line.At(e.End)}
 			if int(e.Name) < len(names) {
 				c.Algo, c.Why = names[e.Name].Algo, names[e.Name].Why
 			}
@@ -99,7 +104,7 @@ func (f *File) Fill(events []Event, names []Names) {
 			f.Calls = append(f.Calls, c)
 		case KindOp:
 			f.Ops = append(f.Ops, Op{Seq: e.Seq, Coll: coll, Step: int(e.Step), Op: plan.Kind(e.Op).String(),
-				Peer: int(e.Peer), Channel: int(e.Channel), Bytes: e.Bytes, StartNs: e.Start, EndNs: e.End, WaitNs: e.Extra})
+				Peer: int(e.Peer), Channel: int(e.Channel), Bytes: e.Bytes, StartNs: line.At(e.Start), EndNs: line.At(e.End), WaitNs: line.Dur(e.Extra)})
 		}
 	}
 }

@@ -30,10 +30,10 @@ type Event struct {
 	Name    uint16 // KindCall: the algorithm and reason, Ring.Name's
 	Seq     uint64
 	Bytes   int64 // KindCall: the bytes of one rank's input; KindOp: transferred, copied or reduced
-	Start   int64 // ns since the file's Epoch
+	Start   int64 // the executor's TraceNow: ticks, which Fill's Line turns into ns since the file's Epoch
 	End     int64
-	// Extra is, of an op, the ns it waited for the peer's first frame;
-	// of a call, the selector's predicted ns (0: none).
+	// Extra is, of an op, the ticks it waited for the peer's first
+	// frame; of a call, the selector's predicted ns (0: none).
 	Extra int64
 }
 
