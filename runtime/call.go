@@ -103,7 +103,7 @@ func (c *Comm) runPlanned(ctx context.Context, a *call, p *plan.Plan, sp *split,
 		start = time.Now()
 	}
 	if o := c.obs; o != nil && !c.warming {
-		ec.TraceStart = o.start()
+		ec.TraceStart, ec.TraceWhole = o.start(), sp == nil || sp.n <= 1
 		err := c.execute(ctx, a, p, sp, ec)
 		o.called(c, a, p, sp, &ec, err) // trace.go
 		if err != nil {

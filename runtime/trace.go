@@ -67,6 +67,13 @@ type observer struct {
 	lastNames trace.Names
 	lastName  uint16
 	named     bool
+	// The templates of pair plans' ops in the ring (template), under
+	// Comm.mu, with what making one needs.
+	lastTemplate    templateKey
+	lastTemplateNum int32
+	templates       map[templateKey]int32
+	pairs           []executor.PairOp
+	tmpl            []trace.PairOp
 }
 
 // newObserver returns the observer of the job's communicator c, or nil
@@ -202,10 +209,12 @@ func (o *observer) Op(call *executor.Call, step int, op *plan.Op, bytes int, sta
 // called records call a, run with plan p, cut as sp, as ec, which ended
 // with err. The end is the executor's last reading of the clock when one
 // executor ran it whole, which saves a reading (a tenth of an 8-byte
-// call: docs/performance.md#tracing-overhead).
+// call: docs/performance.md#tracing-overhead). A pair plan's call whose
+// ops the executor left to it (Call.TraceWhole) is one KindPair event.
 func (o *observer) called(c *Comm, a *call, p *plan.Plan, sp *split, ec *executor.Call, err error) {
 	start, end := ec.TraceStart, int64(0)
-	if o.ring != nil && err == nil && (sp == nil || sp.n <= 1) {
+	whole := o.ring != nil && err == nil && ec.TraceWhole
+	if whole {
 		end = c.exec.TraceClock()
 	}
 	if end < start {
@@ -222,20 +231,87 @@ func (o *observer) called(c *Comm, a *call, p *plan.Plan, sp *split, ec *executo
 	if o.ring == nil {
 		return
 	}
-	e := trace.Event{Kind: trace.KindCall, Coll: uint8(a.req.Coll), DType: uint8(a.dtype), Seq: ec.Seq,
-		Bytes: bytes, Start: start, End: end}
+	kind, tmpl := trace.KindCall, int32(0)
+	if whole && c.exec.PairTraced() {
+		if tmpl = o.template(p, a.dtype.Size()); tmpl >= 0 {
+			kind = trace.KindPair
+		} else {
+			o.pairOps(ec, start, end) // the ring holds too many templates
+		}
+	}
 	names := trace.Names{Algo: p.Algo}
+	var predicted int64
 	switch {
 	case a.req.Coll == plan.SendRecv:
 		names.Why = "point to point"
 	case c.lastChoice.choice.Algo != nil && c.lastChoice.choice.Algo.Name() == p.Algo:
-		names.Why, e.Extra = o.why, int64(c.lastChoice.choice.Predicted)
+		names.Why, predicted = o.why, int64(c.lastChoice.choice.Predicted)
 	}
 	if names != o.lastNames || !o.named {
 		o.lastNames, o.lastName, o.named = names, o.ring.Name(names), true
 	}
-	e.Name = o.lastName
-	o.ring.Add(&e)
+	// Written in place: the 8-byte calls notice a copy.
+	*o.ring.Slot() = trace.Event{Kind: kind, Coll: uint8(a.req.Coll), DType: uint8(a.dtype), Peer: tmpl, Name: o.lastName,
+		Seq: ec.Seq, Bytes: bytes, Start: start, End: end, Extra: predicted}
+}
+
+// templateKey is a pair plan's template in the observer's cache: the
+// plan held keeps its address from being another plan's.
+type templateKey struct {
+	p        *plan.Plan
+	elemSize int
+}
+
+// maxCachedTemplates bounds the observer's cache of templates; past it
+// the cache starts again.
+const maxCachedTemplates = 1 << 10
+
+// template returns the number in the ring of the template of pair plan
+// p's ops run with elements of elemSize bytes (executor.PairOps), -1 if
+// the ring has no room for it: the last one's again, else from the
+// observer's cache, else made.
+func (o *observer) template(p *plan.Plan, elemSize int) int32 {
+	k := templateKey{p, elemSize}
+	if k == o.lastTemplate && o.lastTemplate.p != nil {
+		return o.lastTemplateNum
+	}
+	n, ok := o.templates[k]
+	if !ok {
+		o.pairs = executor.PairOps(o.pairs[:0], p, elemSize)
+		o.tmpl = o.tmpl[:0]
+		for _, op := range o.pairs {
+			peer := int32(op.Op.Peer)
+			if op.Op.Kind == plan.OpCopy || op.Op.Kind == plan.OpReduce {
+				peer = -1
+			}
+			o.tmpl = append(o.tmpl, trace.PairOp{Op: uint8(op.Op.Kind), When: trace.When(op.When),
+				Step: int16(min(op.Step, math.MaxInt16)), Peer: peer, Bytes: int64(op.Bytes)})
+		}
+		if n = o.ring.Ops(o.tmpl); n < 0 {
+			return n
+		}
+		if o.templates == nil || len(o.templates) == maxCachedTemplates {
+			o.templates = map[templateKey]int32{}
+		}
+		o.templates[k] = n
+	}
+	o.lastTemplate, o.lastTemplateNum = k, n
+	return n
+}
+
+// pairOps records the ops of the last template made as KindOp events.
+func (o *observer) pairOps(ec *executor.Call, start, end int64) {
+	for _, op := range o.tmpl {
+		e := trace.Event{Kind: trace.KindOp, Coll: ec.Desc.Coll, Op: op.Op, Step: op.Step, Peer: op.Peer,
+			Seq: ec.Seq, Bytes: op.Bytes, Start: start, End: start}
+		switch op.When {
+		case trace.AtEnd:
+			e.Start, e.End = end, end
+		case trace.Waited:
+			e.End, e.Extra = end, end-start
+		}
+		o.ring.Add(&e)
+	}
 }
 
 // write writes the rank's trace file; links says whether the links may
@@ -249,7 +325,7 @@ func (o *observer) write(c *Comm, why string, links bool) {
 	f := &o.file
 	events, dropped := o.ring.Snapshot()
 	l := o.line()
-	f.Fill(events, o.ring.Names(), l.Line)
+	f.Fill(events, o.ring.Names(), o.ring.Templates(), l.Line)
 	f.TicksErrorNs = l.errNs
 	f.Written, f.Dropped = why, dropped
 	if links {

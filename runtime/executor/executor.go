@@ -48,6 +48,9 @@ type Call struct {
 	// TraceStart, with Config.Trace, is TraceNow at the call's start, which
 	// the trace's first op starts from (0: read the clock).
 	TraceStart int64
+	// TraceWhole, with Config.Trace, lets Run leave the ops of a small
+	// pair plan to the caller to record (Executor.PairTraced, observe.go).
+	TraceWhole bool
 }
 
 // Buffers are the caller's buffers, as bytes. Send and Recv may alias.
@@ -150,15 +153,18 @@ func (e *Executor) Run(ctx context.Context, p *plan.Plan, call Call, bufs Buffer
 	e.run = run{e: e, call: call, bufs: bufs, scratch: scratch, seg: seg}
 	r := &e.run
 	if e.trace != nil {
-		r.startClock() // observe.go
+		r.startClock(p) // observe.go
 	}
 	first := 0
 	if e.pairs.of(p, e.rank) {
-		if ran, err := r.pairStep(ctx, &e.pairs); ran {
+		ran, err := r.pairStep(ctx, &e.pairs)
+		if ran {
 			if err != nil {
 				return err
 			}
 			first = 1
+		} else {
+			r.whole = false // the general path reports its ops
 		}
 	}
 	for i := first; i < len(p.Steps); i++ {
@@ -178,6 +184,9 @@ type run struct {
 	scratch []byte
 	seg     int   // the segment's bytes: Executor.segBytes in whole elements
 	clock   int64 // Config.Trace only: the calling goroutine's last reading of Now (observe.go)
+	// whole, with Config.Trace, says the run reports no op: it runs a pair
+	// plan whose ops the caller records (Call.TraceWhole).
+	whole bool
 }
 
 // task is one op of a step with everything resolved before it starts. The

@@ -60,12 +60,75 @@ func (r *run) waiting(step, peer int) {
 // and an 8-byte call has several (docs/performance.md#tracing-overhead).
 const untimedMax = 4 << 10
 
-// startClock starts the run's trace clock at the call's start.
-func (r *run) startClock() {
+// startClock starts the run's trace clock at the call's start, and
+// says whether the run may leave its ops to the caller (whole): a pair
+// plan's whose ops all go without a reading of the clock (untimedMax),
+// if pairStep runs it straight (Run and pairStep clear whole otherwise).
+func (r *run) startClock(p *plan.Plan) {
 	r.clock = r.call.TraceStart
 	if r.clock == 0 {
 		r.clock = TraceNow()
 	}
+	pp := &r.e.pairs
+	r.whole = r.call.TraceWhole && pp.of(p, r.e.rank) && pp.localMax*r.call.ElemSize <= untimedMax
+}
+
+// PairTraced reports whether the last Run, which succeeded, reported none
+// of its ops to Config.Trace (Call.TraceWhole) and left them to the
+// caller, who records them as PairOps of its plan describes, with the
+// call's start (Call.TraceStart) and end (TraceClock). An 8-byte
+// AllReduce at np 2 is recorded so in one event instead of four
+// (docs/performance.md#tracing-overhead).
+func (e *Executor) PairTraced() bool { return e.run.whole }
+
+// When places a PairOp in its call.
+type When uint8
+
+const (
+	AtStart When = iota + 1 // an instant at the call's start
+	AtEnd                   // an instant at the call's end
+	Waited                  // from start to end, all of it waiting for the peer
+)
+
+// PairOp is an op of a call whose ops Run left to the caller
+// (PairTraced): Tracer.Op would have been told of it with Step, Op and
+// Bytes, and times placed by When.
+type PairOp struct {
+	Step  int
+	Op    *plan.Op
+	Bytes int
+	When  When
+}
+
+// PairOps appends to dst the ops of pair plan p (PairTraced) run with
+// elements of elemSize bytes, in the order Tracer.Op would have been told
+// of them: pairStep sends into the link's buffer at the start, runs the
+// first step's local ops, receives until the end, and the later steps'
+// local ops take no time (untimedMax).
+func PairOps(dst []PairOp, p *plan.Plan, elemSize int) []PairOp {
+	if len(p.Steps) == 0 {
+		return dst
+	}
+	var send, recv PairOp
+	for i := range p.Steps[0].Ops {
+		op := &p.Steps[0].Ops[i]
+		switch op.Kind {
+		case plan.OpSend:
+			send = PairOp{Op: op, Bytes: op.Src.Len * elemSize, When: AtStart}
+		case plan.OpRecv, plan.OpRecvReduce:
+			recv = PairOp{Op: op, Bytes: op.Dst.Len * elemSize, When: Waited}
+		default:
+			dst = append(dst, PairOp{Op: op, Bytes: op.Dst.Len * elemSize, When: AtStart})
+		}
+	}
+	dst = append(dst, send, recv)
+	for i := 1; i < len(p.Steps); i++ {
+		for j := range p.Steps[i].Ops {
+			op := &p.Steps[i].Ops[j]
+			dst = append(dst, PairOp{Step: i, Op: op, Bytes: op.Dst.Len * elemSize, When: AtEnd})
+		}
+	}
+	return dst
 }
 
 // TraceClock is the last reading of TraceNow by the last Run (with
@@ -84,6 +147,9 @@ func opBytes(t *task) int {
 // tracedInline reports an op that ran on the calling goroutine without
 // waiting, from start; small ones take no time (untimedMax).
 func (r *run) tracedInline(t *task, start int64) {
+	if r.whole {
+		return
+	}
 	n, end := opBytes(t), start
 	if n > untimedMax {
 		end = TraceNow()
@@ -124,6 +190,9 @@ func (r *run) tracePair(pp *pairPlan, src []byte, start int64) {
 	tr := r.e.trace
 	end := TraceNow()
 	r.clock = end
+	if r.whole {
+		return
+	}
 	tr.Op(&r.call, 0, pp.send, len(src), start, start, 0)
 	tr.Op(&r.call, 0, pp.recv, len(pp.recvTask.dst), start, end, end-start)
 }

@@ -37,6 +37,7 @@ type pairPlan struct {
 	out        wire.Header
 	recvTask   task // the receive, for the general path's payload
 	maxBytes   int  // pairMax, or less when the segment is smaller
+	localMax   int  // the most elements a local op of the plan moves
 }
 
 // of reports whether p is a pair plan for rank, looking at its steps only
@@ -45,7 +46,7 @@ func (pp *pairPlan) of(p *plan.Plan, rank int) bool {
 	if pp.plan == p {
 		return pp.send != nil
 	}
-	pp.plan, pp.send, pp.recv = p, nil, nil
+	pp.plan, pp.send, pp.recv, pp.localMax = p, nil, nil, 0
 	if len(p.Steps) == 0 {
 		return false
 	}
@@ -53,12 +54,16 @@ func (pp *pairPlan) of(p *plan.Plan, rank int) bool {
 		if !localOnly(&p.Steps[i]) {
 			return false
 		}
+		for j := range p.Steps[i].Ops {
+			pp.localMax = max(pp.localMax, p.Steps[i].Ops[j].Dst.Len)
+		}
 	}
 	var so, ro *plan.Op
 	for i := range p.Steps[0].Ops {
 		op := &p.Steps[0].Ops[i]
 		switch op.Kind {
 		case plan.OpCopy, plan.OpReduce:
+			pp.localMax = max(pp.localMax, op.Dst.Len)
 		case plan.OpSend:
 			if so != nil {
 				return false
@@ -121,6 +126,7 @@ func (r *run) pairStep(ctx context.Context, pp *pairPlan) (bool, error) {
 		// A failed send is reported by the general path, which meets
 		// the error again; a full buffer means the send must wait, on
 		// a worker, while this goroutine receives.
+		r.whole = false
 		return true, r.step(ctx, 0, step)
 	}
 	if len(step.Ops) > 2 {

@@ -85,14 +85,32 @@ type Op struct {
 	WaitNs  int64  `json:"wait_ns,omitempty"`
 }
 
-// Fill converts events into f's Calls and Ops, with the names their
-// ring numbered, their times placed by line.
-func (f *File) Fill(events []Event, names []Names, line Line) {
+// Fill converts events into f's Calls and Ops, with the names and the
+// templates their ring numbered, their times placed by line; a KindPair
+// event becomes its call and its template's ops.
+func (f *File) Fill(events []Event, names []Names, templates [][]PairOp, line Line) {
 	f.Calls, f.Ops = f.Calls[:0], f.Ops[:0]
 	for i := range events {
 		e := &events[i]
 		coll := plan.Coll(e.Coll).String()
 		switch e.Kind {
+		case KindPair:
+			if e.Peer >= 0 && int(e.Peer) < len(templates) {
+				start, end := line.At(e.Start), line.At(e.End)
+				for _, o := range templates[e.Peer] {
+					op := Op{Seq: e.Seq, Coll: coll, Step: int(o.Step), Op: plan.Kind(o.Op).String(), Peer: int(o.Peer),
+						Bytes: o.Bytes, StartNs: start, EndNs: start}
+					switch o.When {
+					case AtEnd:
+						op.StartNs = end
+						op.EndNs = end
+					case Waited:
+						op.EndNs, op.WaitNs = end, end-start
+					}
+					f.Ops = append(f.Ops, op)
+				}
+			}
+			fallthrough
 		case KindCall:
 			c := Call{Seq: e.Seq, Coll: coll, Bytes: e.Bytes, PredNs: e.Extra, StartNs: line.At(e.Start), EndNs: line.At(e.End)}
 			if int(e.Name) < len(names) {

@@ -59,7 +59,7 @@ func rankFile(rank, node int, epoch, offset int64) *File {
 		{Kind: KindOp, Coll: uint8(plan.AllReduce), Op: uint8(plan.OpRecvReduce), Peer: int32(peer), Seq: 1, Bytes: 8, Start: 1000, End: 3000, Extra: 1500},
 		{Kind: KindOp, Coll: uint8(plan.AllReduce), Op: uint8(plan.OpCopy), Step: 1, Peer: -1, Seq: 1, Bytes: 8, Start: 3100, End: 3200},
 		{Kind: KindCall, Coll: uint8(plan.AllReduce), DType: uint8(reduce.Float32), Seq: 1, Bytes: 8, Start: 900, End: 3300, Name: 1},
-	}, []Names{{"x", "y"}, {"ring", "test"}}, Line{})
+	}, []Names{{"x", "y"}, {"ring", "test"}}, nil, Line{})
 	return f
 }
 
