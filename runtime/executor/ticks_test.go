@@ -5,21 +5,24 @@ import (
 	"time"
 )
 
-// TestCalibrate: two calibrations 20 ms apart give a rate that puts a
-// reading of TraceNow taken between them within a microsecond of Now.
+// TestCalibrate: two calibrations 20 ms apart give a rate that places a
+// reading of Now between two of TraceNow, taken between the
+// calibrations, between the two's places within a microsecond.
 func TestCalibrate(t *testing.T) {
 	a := Calibrate()
 	time.Sleep(10 * time.Millisecond)
-	ticks, ns := TraceNow(), Now()
+	t0 := TraceNow()
+	ns := Now()
+	t1 := TraceNow()
 	time.Sleep(10 * time.Millisecond)
 	b := Calibrate()
-	if b.Ticks <= a.Ticks || b.Ns <= a.Ns || a.ErrTicks < 0 {
+	if b.Ticks <= a.Ticks || b.Ns <= a.Ns || a.ErrTicks < 0 || b.ErrTicks < 0 {
 		t.Fatalf("calibrations %+v then %+v", a, b)
 	}
 	rate := float64(b.Ns-a.Ns) / float64(b.Ticks-a.Ticks)
-	got := a.Ns + int64(float64(ticks-a.Ticks)*rate)
-	if d := got - ns; d < -1000 || d > 1000 {
-		t.Errorf("ticks %d placed at %d ns, Now read %d: %d ns off (rate %.4f ns/tick)", ticks, got, ns, d, rate)
+	at := func(ticks int64) int64 { return a.Ns + int64(float64(ticks-a.Ticks)*rate) }
+	if lo, hi := at(t0)-1000, at(t1)+1000; ns < lo || ns > hi {
+		t.Errorf("Now read %d between ticks placed at %d and %d ns (rate %.4f ns/tick)", ns, at(t0), at(t1), rate)
 	}
 }
 

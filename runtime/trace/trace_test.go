@@ -45,6 +45,85 @@ func TestRingAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { r.Add(&e) }); n != 0 {
 		t.Fatalf("Add allocates %v times", n)
 	}
+	if n := testing.AllocsPerRun(100, func() { *r.Slot() = Event{Kind: KindPair, Seq: 3} }); n != 0 {
+		t.Fatalf("Slot allocates %v times", n)
+	}
+}
+
+// TestRingOps: a template is numbered once, by its contents; the ring
+// keeps a copy.
+func TestRingOps(t *testing.T) {
+	r := NewRing(4)
+	a := []PairOp{{Op: uint8(plan.OpSend), When: AtStart, Peer: 1, Bytes: 8}, {Op: uint8(plan.OpRecv), When: Waited, Peer: 1, Bytes: 8}}
+	b := slices.Clone(a)
+	b[1].Bytes = 16
+	na, nb := r.Ops(a), r.Ops(b)
+	a[0].Bytes = 99
+	if na != 0 || nb != 1 || r.Ops(b) != 1 {
+		t.Fatalf("numbered %d, %d, then %d again, want 0, 1, 1", na, nb, r.Ops(b))
+	}
+	if got := r.Templates(); len(got) != 2 || got[0][0].Bytes != 8 || got[1][1].Bytes != 16 {
+		t.Fatalf("templates %+v", got)
+	}
+}
+
+// pairEvents is rankFile's AllReduce as the one KindPair event of a
+// pair-step call, with its template, in ticks of half a nanosecond.
+func pairEvents(rank int) ([]Event, [][]PairOp) {
+	peer := int32(1 - rank)
+	r := NewRing(4)
+	n := r.Ops([]PairOp{
+		{Op: uint8(plan.OpSend), When: AtStart, Peer: peer, Bytes: 8},
+		{Op: uint8(plan.OpRecvReduce), When: Waited, Peer: peer, Bytes: 8},
+		{Op: uint8(plan.OpCopy), When: AtEnd, Step: 1, Peer: -1, Bytes: 8},
+	})
+	*r.Slot() = Event{Kind: KindPair, Coll: uint8(plan.AllReduce), DType: uint8(reduce.Float32), Peer: n, Name: 1,
+		Seq: 1, Bytes: 8, Start: 2000, End: 6000, Extra: 700}
+	ev, _ := r.Snapshot()
+	return ev, r.Templates()
+}
+
+// TestFillPair: a KindPair event becomes the same call and ops in the
+// file, and the same timeline once merged, as the four events it stands
+// for; its times go through the Line as theirs do.
+func TestFillPair(t *testing.T) {
+	names := []Names{{"x", "y"}, {"ring", "test"}}
+	half := LineThrough(0, 0, 2000, 1000) // ticks of 0.5 ns
+	merge := func(files ...*File) []byte {
+		m, err := Merge(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := m.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	var ops, pairs []*File
+	for rank := range 2 {
+		peer := int32(1 - rank)
+		f := rankFile(rank, 0, 1_000_000, 0)
+		f.Fill([]Event{
+			{Kind: KindOp, Coll: uint8(plan.AllReduce), Op: uint8(plan.OpSend), Peer: peer, Seq: 1, Bytes: 8, Start: 2000, End: 2000},
+			{Kind: KindOp, Coll: uint8(plan.AllReduce), Op: uint8(plan.OpRecvReduce), Peer: peer, Seq: 1, Bytes: 8, Start: 2000, End: 6000, Extra: 4000},
+			{Kind: KindOp, Coll: uint8(plan.AllReduce), Op: uint8(plan.OpCopy), Step: 1, Peer: -1, Seq: 1, Bytes: 8, Start: 6000, End: 6000},
+			{Kind: KindCall, Coll: uint8(plan.AllReduce), DType: uint8(reduce.Float32), Seq: 1, Bytes: 8, Start: 2000, End: 6000, Name: 1, Extra: 700},
+		}, names, nil, half)
+		p := rankFile(rank, 0, 1_000_000, 0)
+		ev, tmpl := pairEvents(rank)
+		p.Fill(ev, names, tmpl, half)
+		if !slices.Equal(p.Calls, f.Calls) || !slices.Equal(p.Ops, f.Ops) {
+			t.Errorf("rank %d: the pair event filled\n%+v\n%+v\nwant\n%+v\n%+v", rank, p.Calls, p.Ops, f.Calls, f.Ops)
+		}
+		if p.Calls[0].StartNs != 1000 || p.Ops[1].WaitNs != 2000 || p.Calls[0].PredNs != 700 {
+			t.Errorf("rank %d: call %+v, receive %+v: want ticks halved, the prediction in ns kept", rank, p.Calls[0], p.Ops[1])
+		}
+		ops, pairs = append(ops, f), append(pairs, p)
+	}
+	if a, b := merge(pairs...), merge(ops...); !bytes.Equal(a, b) {
+		t.Errorf("merged pair events\n%s\nwant\n%s", a, b)
+	}
 }
 
 // rankFile is a rank's file of one AllReduce: a step with a send and a
