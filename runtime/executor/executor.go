@@ -40,6 +40,11 @@ type Call struct {
 	// place, to links that can (transport.Poster); otherwise they are
 	// copied into the links' buffers.
 	Post bool
+	// TraceWhole, with Config.Trace, lets Run leave the ops of a small
+	// pair plan to the caller to record (Executor.PairTraced, observe.go).
+	// It sits by Post, in the padding after it: the struct is copied a
+	// few times a call, traced or not.
+	TraceWhole bool
 	// Segment, when positive, is the call's pipelining unit in bytes (the
 	// selector's), at most the executor's own (Config.SegmentBytes), which
 	// the links' buffers bound, and at least the pair step's largest
@@ -48,9 +53,6 @@ type Call struct {
 	// TraceStart, with Config.Trace, is TraceNow at the call's start, which
 	// the trace's first op starts from (0: read the clock).
 	TraceStart int64
-	// TraceWhole, with Config.Trace, lets Run leave the ops of a small
-	// pair plan to the caller to record (Executor.PairTraced, observe.go).
-	TraceWhole bool
 }
 
 // Buffers are the caller's buffers, as bytes. Send and Recv may alias.
@@ -164,7 +166,7 @@ func (e *Executor) Run(ctx context.Context, p *plan.Plan, call Call, bufs Buffer
 			}
 			first = 1
 		} else {
-			r.whole = false // the general path reports its ops
+			r.call.TraceWhole = false // the general path reports its ops
 		}
 	}
 	for i := first; i < len(p.Steps); i++ {
@@ -184,9 +186,6 @@ type run struct {
 	scratch []byte
 	seg     int   // the segment's bytes: Executor.segBytes in whole elements
 	clock   int64 // Config.Trace only: the calling goroutine's last reading of Now (observe.go)
-	// whole, with Config.Trace, says the run reports no op: it runs a pair
-	// plan whose ops the caller records (Call.TraceWhole).
-	whole bool
 }
 
 // task is one op of a step with everything resolved before it starts. The

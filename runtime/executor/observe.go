@@ -15,7 +15,9 @@ import (
 //     for a peer: a plain store, which the control plane's heartbeats
 //     carry to the launcher for hcclrun status;
 //   - Config.Trace, a Tracer told of every op with its times, the time
-//     the op waited for its peer's first frame included (HCCL_TRACE).
+//     the op waited for its peer's first frame included (HCCL_TRACE),
+//     but for a small pair plan's, which a caller that asks
+//     (Call.TraceWhole) records itself in one go (PairTraced, PairOps).
 //     Off, it costs a nil check per op; the times are read only when on.
 
 // Tracer records the ops a Run ran. Op is called once per op, after it
@@ -61,16 +63,17 @@ func (r *run) waiting(step, peer int) {
 const untimedMax = 4 << 10
 
 // startClock starts the run's trace clock at the call's start, and
-// says whether the run may leave its ops to the caller (whole): a pair
-// plan's whose ops all go without a reading of the clock (untimedMax),
-// if pairStep runs it straight (Run and pairStep clear whole otherwise).
+// keeps r.call.TraceWhole, which from then on says that the run reports
+// no op and leaves them to the caller, only for a pair plan whose ops all
+// go without a reading of the clock (untimedMax), if pairStep runs it
+// straight (Run and pairStep clear it otherwise).
 func (r *run) startClock(p *plan.Plan) {
 	r.clock = r.call.TraceStart
 	if r.clock == 0 {
 		r.clock = TraceNow()
 	}
 	pp := &r.e.pairs
-	r.whole = r.call.TraceWhole && pp.of(p, r.e.rank) && pp.localMax*r.call.ElemSize <= untimedMax
+	r.call.TraceWhole = r.call.TraceWhole && pp.of(p, r.e.rank) && pp.localMax*r.call.ElemSize <= untimedMax
 }
 
 // PairTraced reports whether the last Run, which succeeded, reported none
@@ -79,7 +82,7 @@ func (r *run) startClock(p *plan.Plan) {
 // call's start (Call.TraceStart) and end (TraceClock). An 8-byte
 // AllReduce at np 2 is recorded so in one event instead of four
 // (docs/performance.md#tracing-overhead).
-func (e *Executor) PairTraced() bool { return e.run.whole }
+func (e *Executor) PairTraced() bool { return e.run.call.TraceWhole }
 
 // When places a PairOp in its call.
 type When uint8
@@ -147,7 +150,7 @@ func opBytes(t *task) int {
 // tracedInline reports an op that ran on the calling goroutine without
 // waiting, from start; small ones take no time (untimedMax).
 func (r *run) tracedInline(t *task, start int64) {
-	if r.whole {
+	if r.call.TraceWhole {
 		return
 	}
 	n, end := opBytes(t), start
@@ -190,7 +193,7 @@ func (r *run) tracePair(pp *pairPlan, src []byte, start int64) {
 	tr := r.e.trace
 	end := TraceNow()
 	r.clock = end
-	if r.whole {
+	if r.call.TraceWhole {
 		return
 	}
 	tr.Op(&r.call, 0, pp.send, len(src), start, start, 0)

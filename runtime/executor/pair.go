@@ -126,7 +126,7 @@ func (r *run) pairStep(ctx context.Context, pp *pairPlan) (bool, error) {
 		// A failed send is reported by the general path, which meets
 		// the error again; a full buffer means the send must wait, on
 		// a worker, while this goroutine receives.
-		r.whole = false
+		r.call.TraceWhole = false
 		return true, r.step(ctx, 0, step)
 	}
 	if len(step.Ops) > 2 {

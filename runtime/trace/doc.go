@@ -9,11 +9,13 @@
 // executor ran it; wait is the part of a receive spent until the peer's
 // first frame arrived, the time this rank waited for that peer.
 //
-// Times in a rank's events are nanoseconds of the rank's monotonic clock
-// since File.Epoch (executor.Now). Merge places them on the launcher's
-// clock: Epoch plus the rank's offset against the control plane
-// (File.Clock), whose error bar is half the round trip it was measured
-// with, so that ranks of different hosts line up to within that bar.
+// Times in a rank's file are nanoseconds of the rank's monotonic clock
+// since File.Epoch (executor.Now); in its ring they are the executor's
+// TraceNow ticks, which Fill places on that clock (Line). Merge places
+// them on the launcher's clock: Epoch plus the rank's offset against the
+// control plane (File.Clock), whose error bar is half the round trip it
+// was measured with, so that ranks of different hosts line up to within
+// that bar.
 //
 // The package does no I/O but WriteFile and ReadFile; it knows nothing of
 // communicators.
