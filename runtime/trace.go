@@ -17,6 +17,7 @@ import (
 	"github.com/hcclrun/hcclrun/netio/control"
 	"github.com/hcclrun/hcclrun/runtime/executor"
 	"github.com/hcclrun/hcclrun/runtime/plan"
+	"github.com/hcclrun/hcclrun/runtime/reduce"
 	"github.com/hcclrun/hcclrun/runtime/trace"
 )
 
@@ -74,6 +75,7 @@ type observer struct {
 	templates       map[templateKey]int32
 	pairs           []executor.PairOp
 	tmpl            []trace.PairOp
+	lastPair        lastPair // under Comm.mu
 }
 
 // newObserver returns the observer of the job's communicator c, or nil
@@ -231,8 +233,18 @@ func (o *observer) called(c *Comm, a *call, p *plan.Plan, sp *split, ec *executo
 	if o.ring == nil {
 		return
 	}
+	pair := whole && c.exec.PairTraced()
+	last := &o.lastPair
+	if pair && last.p == p && last.dtype == a.dtype && last.count == a.req.Count &&
+		last.chosen == (c.lastChoice.choice.Algo != nil) && last.predicted == c.lastChoice.choice.Predicted {
+		// The last call's event again, but for its number and times.
+		ev := o.ring.Slot()
+		*ev = last.ev
+		ev.Seq, ev.Start, ev.End = ec.Seq, start, end
+		return
+	}
 	kind, tmpl := trace.KindCall, int32(0)
-	if whole && c.exec.PairTraced() {
+	if pair {
 		if tmpl = o.template(p, a.dtype.Size()); tmpl >= 0 {
 			kind = trace.KindPair
 		} else {
@@ -251,8 +263,27 @@ func (o *observer) called(c *Comm, a *call, p *plan.Plan, sp *split, ec *executo
 		o.lastNames, o.lastName, o.named = names, o.ring.Name(names), true
 	}
 	// Written in place: the 8-byte calls notice a copy.
-	*o.ring.Slot() = trace.Event{Kind: kind, Coll: uint8(a.req.Coll), DType: uint8(a.dtype), Peer: tmpl, Name: o.lastName,
+	ev := o.ring.Slot()
+	*ev = trace.Event{Kind: kind, Coll: uint8(a.req.Coll), DType: uint8(a.dtype), Peer: tmpl, Name: o.lastName,
 		Seq: ec.Seq, Bytes: bytes, Start: start, End: end, Extra: predicted}
+	if kind == trace.KindPair {
+		*last = lastPair{p: p, dtype: a.dtype, count: a.req.Count, chosen: c.lastChoice.choice.Algo != nil,
+			predicted: c.lastChoice.choice.Predicted, ev: *ev}
+	}
+}
+
+// lastPair is the last KindPair event called recorded, and what made
+// it: a call that repeats it (the plan, element type and count, the
+// selector's choice) is the same event but for its number and times,
+// which called writes without working out its names, bytes and template
+// again.
+type lastPair struct {
+	p         *plan.Plan
+	dtype     reduce.DType
+	count     int
+	chosen    bool
+	predicted time.Duration
+	ev        trace.Event
 }
 
 // templateKey is a pair plan's template in the observer's cache: the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,5 +65,80 @@ func TestTraceOnSignal(t *testing.T) {
 		if f.Written != "signal terminated" || len(f.Calls) == 0 {
 			t.Errorf("rank %d: written by %q with %d calls, want signal terminated and some calls", f.Rank, f.Written, len(f.Calls))
 		}
+	}
+}
+
+// TestTracePairCalls: at np 2 an 8-byte AllReduce runs as the executor's
+// pair step, recorded as one event per call and expanded when the file is
+// written: every traced AllReduce still has its send, its receive (the
+// call's whole time, all of it waiting) and its local ops, with the peer
+// and the bytes, inside the call; the merged timeline has them as steps
+// and waits.
+func TestTracePairCalls(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	r := hcclrun(t, 60*time.Second, "", "-np", "2", "--trace", dir, hcclProg, "-iters", "50", "-bytes", "8")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	files, err := trace.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 {
+		t.Fatalf("%d trace files, want 2", len(files))
+	}
+	for _, f := range files {
+		ops := map[uint64][]trace.Op{}
+		for _, op := range f.Ops {
+			ops[op.Seq] = append(ops[op.Seq], op)
+		}
+		n := 0
+		for _, c := range f.Calls {
+			if c.Coll != "AllReduce" {
+				continue
+			}
+			n++
+			var send, recv bool
+			for _, op := range ops[c.Seq] {
+				if op.StartNs < c.StartNs || op.EndNs > c.EndNs || op.WaitNs > op.EndNs-op.StartNs || op.Bytes != 8 {
+					t.Errorf("rank %d call %+v: op %+v outside it or not 8 bytes", f.Rank, c, op)
+				}
+				switch op.Op {
+				case "Send":
+					send = op.Peer == 1-f.Rank && op.StartNs == c.StartNs
+				case "Recv", "RecvReduce":
+					recv = op.Peer == 1-f.Rank && op.StartNs == c.StartNs && op.EndNs == c.EndNs && op.WaitNs == c.EndNs-c.StartNs
+				}
+			}
+			if !send || !recv || c.Bytes != 8 || c.Algo == "" || c.EndNs <= c.StartNs {
+				t.Errorf("rank %d call %+v: ops %+v, want a send and a receive from rank %d spanning it", f.Rank, c, ops[c.Seq], 1-f.Rank)
+			}
+		}
+		if n != 50 {
+			t.Errorf("rank %d: %d AllReduces traced, want 50", f.Rank, n)
+		}
+	}
+	merged := filepath.Join(t.TempDir(), "job.json")
+	if r := hcclrun(t, 60*time.Second, "", "trace", "merge", dir, "-o", merged); r.code != 0 {
+		t.Fatalf("trace merge: exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tl struct {
+		TraceEvents []struct{ Cat, Ph string } `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b, &tl); err != nil {
+		t.Fatal(err)
+	}
+	cats := map[string]int{}
+	for _, e := range tl.TraceEvents {
+		if e.Ph == "X" {
+			cats[e.Cat]++
+		}
+	}
+	if cats["call"] < 100 || cats["step"] < 100 || cats["wait"] < 100 {
+		t.Errorf("merged timeline has %v complete events, want a call, a step and a wait for each of 2x50 AllReduces", cats)
 	}
 }
