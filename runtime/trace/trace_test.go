@@ -33,6 +33,44 @@ func TestRingKeepsTheLast(t *testing.T) {
 	}
 }
 
+// TestRingSlotAndAdd: Slot and Add, interleaved, claim consecutive slots
+// and wrap around as Add alone does.
+func TestRingSlotAndAdd(t *testing.T) {
+	r := NewRing(5)
+	for i := range 23 {
+		if i%3 == 1 {
+			r.Add(&Event{Kind: KindOp, Seq: uint64(i)})
+		} else {
+			*r.Slot() = Event{Kind: KindCall, Seq: uint64(i)}
+		}
+	}
+	ev, dropped := r.Snapshot()
+	if len(ev) != 5 || dropped != 18 {
+		t.Fatalf("kept %d, dropped %d, want 5 and 18", len(ev), dropped)
+	}
+	for i, e := range ev {
+		if e.Seq != uint64(18+i) {
+			t.Fatalf("event %d is #%d, want #%d", i, e.Seq, 18+i)
+		}
+	}
+}
+
+func BenchmarkRingAdd(b *testing.B) {
+	r := NewRing(1 << 16)
+	e := Event{Kind: KindCall, Seq: 1}
+	for b.Loop() {
+		r.Add(&e)
+	}
+}
+
+func BenchmarkRingSlot(b *testing.B) {
+	r := NewRing(1 << 16)
+	e := Event{Kind: KindCall, Seq: 1}
+	for b.Loop() {
+		*r.Slot() = e
+	}
+}
+
 func TestEventSize(t *testing.T) {
 	if n := unsafe.Sizeof(Event{}); n != 56 {
 		t.Fatalf("an Event is %d bytes, want 56", n)
