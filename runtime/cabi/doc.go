@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Command cabi is libhccl.so, the runtime's C interface (hccl.h), built
 // with
 //
@@ -22,6 +24,10 @@
 // over and back (docs/performance.md#the-c-interface).
 //
 // The Python package python/hccl loads this library through ctypes.
+//
+// Every file needs cgo (go:build cgo where it does not import "C"), so
+// that a build without it, such as a cross-compilation, leaves the
+// package out rather than failing on half of it.
 package main
 
 import "github.com/hcclrun/hcclrun/internal/cpu"
