@@ -207,9 +207,10 @@
 // buffers allow it and the selector prices the AllReduce cheaper; runs of
 // adjacent AllReduces of one dtype and op under 256 KiB become one
 // AllReduce over a staging buffer of at most Graph.FuseBytes
-// (HCCL_GRAPH_FUSE_BYTES, default 25 MiB, as DDP's buckets). It then
-// binds each collective left to its algorithm and plan; HCCL_DEBUG=INFO
-// logs the result. A replay holds the communicator from its first
+// (HCCL_GRAPH_FUSE_BYTES, in bytes, 25M by default as DDP's buckets, 0
+// for none), where the selector prices that and the copies below the
+// calls. It then binds each collective left to its algorithm and plan;
+// HCCL_DEBUG=INFO logs the result. A replay holds the communicator from its first
 // collective to its last, chooses nothing (but after SetAlgo or
 // SetChannels, which make it bind again), keeps the frames' usual checks,
 // and fails as the collectives do when a peer dies.

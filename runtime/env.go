@@ -73,7 +73,7 @@ type tunables struct {
 	BuffSize            int           // HCCL_BUFFSIZE (selector.ParseBuffSize): staging bytes per link (0: default)
 	ConnectTimeout      time.Duration // HCCL_CONNECT_TIMEOUT: bound of Init
 	ExecTimeout         time.Duration // HCCL_EXEC_TIMEOUT: bound of one collective (0: none)
-	GraphFuseBytes      int           // HCCL_GRAPH_FUSE_BYTES: a graph's AllReduce bucket cap (0: default, graph.go)
+	GraphFuseBytes      int           // HCCL_GRAPH_FUSE_BYTES: a graph's AllReduce bucket cap (0: default, < 0: none; graph.go)
 	// ShmSocketTag (HCCL_SHM_SOCKET_TAG) replaces the 128 random bits at
 	// the end of the rank's shared-memory socket name,
 	// @hcclrun/<job>/<rank>/<tag>. It is for tests that make a name
@@ -260,11 +260,15 @@ func knobsFromEnv(getenv func(string) string) (tunables, error) {
 		k.BuffSize = int(n)
 	}
 	if s := getenv("HCCL_GRAPH_FUSE_BYTES"); s != "" {
-		n, err := selector.ParseBuffSize(s)
-		if err != nil {
-			return tunables{}, fmt.Errorf("HCCL_GRAPH_FUSE_BYTES=%q: %w", s, err)
+		// Bytes, as the name says (25M, 1048576); 0 fuses nothing.
+		n, err := selector.ParseBytes(s)
+		if err != nil || n > 1<<40 {
+			return tunables{}, fmt.Errorf("HCCL_GRAPH_FUSE_BYTES=%q: want a byte count such as 25M or 1048576, 0 for no fusion", s)
 		}
 		k.GraphFuseBytes = int(n)
+		if n == 0 {
+			k.GraphFuseBytes = -1
+		}
 	}
 	for _, v := range []struct {
 		name string

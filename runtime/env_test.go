@@ -119,6 +119,30 @@ func TestBuffSizeKnob(t *testing.T) {
 	}
 }
 
+// TestGraphFuseBytesKnob: HCCL_GRAPH_FUSE_BYTES is bytes, bare or with a
+// unit; 0 turns fusion off (the knob's -1); anything else is an error
+// naming the variable.
+func TestGraphFuseBytesKnob(t *testing.T) {
+	for _, tt := range []struct {
+		env  string
+		want int
+		ok   bool
+	}{
+		{"1048576", 1 << 20, true}, {"25M", 25 << 20, true}, {"64KiB", 64 << 10, true},
+		{"0", -1, true}, {"-1", 0, false}, {"lots", 0, false}, {"2T", 0, false},
+	} {
+		k, err := knobsFromEnv(func(name string) string { return map[string]string{"HCCL_GRAPH_FUSE_BYTES": tt.env}[name] })
+		switch {
+		case !tt.ok:
+			if err == nil || !strings.Contains(err.Error(), "HCCL_GRAPH_FUSE_BYTES") {
+				t.Errorf("HCCL_GRAPH_FUSE_BYTES=%q: %d, %v; want an error naming the variable", tt.env, k.GraphFuseBytes, err)
+			}
+		case err != nil || k.GraphFuseBytes != tt.want:
+			t.Errorf("HCCL_GRAPH_FUSE_BYTES=%q: %d, %v; want %d", tt.env, k.GraphFuseBytes, err, tt.want)
+		}
+	}
+}
+
 // TestScratchLimit: a plan's scratch is bounded by HCCL_BUFFSIZE, in
 // elements, or by the shm links' default ring when it is unset, which is
 // what the selector prices with unset.
