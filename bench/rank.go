@@ -273,6 +273,16 @@ func measure[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T], 
 			return Result{}, err
 		}
 	}
+	res, err := timed(ctx, s, func(ctx context.Context) error { return bc.run(ctx, s.comm) }, l, stamps)
+	if err != nil {
+		return Result{}, err
+	}
+	return withCheck(ctx, s, bc, res)
+}
+
+// timed meets the other ranks at a Barrier, then makes len(stamps) runs
+// back to back: the mean and the median run, each the maximum over ranks.
+func timed(ctx context.Context, s *sweeper, run func(context.Context) error, l Layout, stamps []time.Duration) (Result, error) {
 	if err := s.comm.Barrier(ctx); err != nil {
 		return Result{}, err
 	}
@@ -281,7 +291,7 @@ func measure[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T], 
 	start := time.Now()
 	var prev time.Duration
 	for i := range stamps {
-		if err := bc.run(ctx, s.comm); err != nil {
+		if err := run(ctx); err != nil {
 			return Result{}, err
 		}
 		now := time.Since(start)
@@ -294,7 +304,7 @@ func measure[T hccl.Element](ctx context.Context, s *sweeper, bc *benchCase[T], 
 	}
 	res := Result{TimeUS: times[0] * 1e6, MedianUS: times[1] * 1e6, Wrong: -1}
 	res.AlgBW, res.BusBW = l.Bandwidth(times[0])
-	return withCheck(ctx, s, bc, res)
+	return res, nil
 }
 
 // withCheck returns res with Wrong set, when the spec asks for a check:

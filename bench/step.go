@@ -261,26 +261,7 @@ func timeSteps(ctx context.Context, s *sweeper, step func(context.Context) error
 			return Result{}, err
 		}
 	}
-	if err := s.comm.Barrier(ctx); err != nil {
-		return Result{}, err
-	}
-	start := time.Now()
-	var prev time.Duration
-	for i := range stamps {
-		if err := step(ctx); err != nil {
-			return Result{}, err
-		}
-		now := time.Since(start)
-		stamps[i] = now - prev
-		prev = now
-	}
-	times := []float64{prev.Seconds() / float64(len(stamps)), median(stamps).Seconds()}
-	if err := hccl.AllReduce(ctx, s.comm, times, times, hccl.Max); err != nil {
-		return Result{}, fmt.Errorf("gather the times: %w", err)
-	}
-	res := Result{TimeUS: times[0] * 1e6, MedianUS: times[1] * 1e6, Wrong: -1}
-	res.AlgBW, res.BusBW = l.Bandwidth(times[0])
-	return res, nil
+	return timed(ctx, s, step, l, stamps)
 }
 
 // checkStep fills every buffer of the step with the pattern, makes one
