@@ -269,6 +269,7 @@ func (c *Comm) child(id uint32, members []int, rank, local, localSize int) (*Com
 		family:    family{id: id, shared: c.shared, stop: make(chan struct{})},
 	}
 	c.shared.hold()
+	k.obs = newChildObserver(c, k) // trace.go
 	k.exec = executor.New(rank, links, k.execConfig())
 	go k.watchControl()
 	return k, nil

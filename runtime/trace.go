@@ -26,9 +26,13 @@ import (
 // writes them to DIR/rank-<rank>.json at Close, after a failed call (the
 // program may exit without Close), and on SIGTERM, SIGINT or SIGHUP,
 // after which the signal's own action follows (unless the program
-// catches it too). HCCL_REPORT=1: it tallies its calls by kind and size
-// class and puts the tally on the control plane at Close, where hcclrun
-// --report reads it. Communicators made by Split record nothing.
+// catches it too). A communicator made by Split records into a ring of
+// its own, written to DIR/rank-<rank>.comm-<id>.json (peers named by
+// their rank in the job) at its Close, after its failed calls, and with
+// the job's communicator's file on a signal or at that one's Close.
+// HCCL_REPORT=1: the job's communicator tallies its calls by kind and
+// size class and puts the tally on the control plane at Close, where
+// hcclrun --report reads it; a Split child's calls are not in the tally.
 //
 // Off, the cost is one nil check per call here and one per op in the
 // executor (docs/performance.md#tracing-overhead).
@@ -76,6 +80,15 @@ type observer struct {
 	pairs           []executor.PairOp
 	tmpl            []trace.PairOp
 	lastPair        lastPair // under Comm.mu
+
+	// A Split child's observer: the job communicator's observer, which
+	// writes the child's file with its own on a signal, and the child's
+	// ranks in the job, by rank in the child.
+	root    *observer
+	members []int
+	// The job communicator's observer: its children's, until they close.
+	kidsMu sync.Mutex
+	kids   map[*observer]*Comm
 }
 
 // newObserver returns the observer of the job's communicator c, or nil
@@ -108,6 +121,43 @@ func newObserver(ctx context.Context, c *Comm) *observer {
 	return o
 }
 
+// newChildObserver returns the observer of k, a child of c made by
+// Split, or nil when the job does not trace: a ring of its own, the job
+// communicator's file description with k's identity, and no tally.
+func newChildObserver(c, k *Comm) *observer {
+	c.mu.Lock()
+	parent := cmp.Or(c.obs, c.obsOff)
+	c.mu.Unlock()
+	if parent == nil || parent.ring == nil {
+		return nil
+	}
+	root := cmp.Or(parent.root, parent)
+	o := &observer{dir: root.dir, why: root.why, cal: executor.Calibrate(), root: root,
+		ring: trace.NewRing(k.knobs.TraceEvents), members: k.links.members}
+	o.live.Store(true) // a child runs no calls of its own making
+	root.wrote.Lock() // a write of root's fills its file
+	o.file = root.file
+	root.wrote.Unlock()
+	o.file.Transports, o.file.Calls, o.file.Ops, o.file.ClockEnd = nil, nil, nil, nil
+	o.file.Comm, o.file.CommRank, o.file.CommSize = fmt.Sprintf("%#x", k.id), k.job.Rank, k.job.Size
+	root.kidsMu.Lock()
+	if root.kids == nil {
+		root.kids = map[*observer]*Comm{}
+	}
+	root.kids[o] = k
+	root.kidsMu.Unlock()
+	return o
+}
+
+// writeChildren writes the files of the children still open, with why.
+func (o *observer) writeChildren(why string) {
+	o.kidsMu.Lock()
+	defer o.kidsMu.Unlock()
+	for kid, k := range o.kids {
+		kid.write(k, why, false)
+	}
+}
+
 // measureClock measures the rank's clock against the control plane's.
 func (o *observer) measureClock(ctx context.Context, c *Comm) trace.Clock {
 	cl, ok := c.ctl.(interface {
@@ -135,6 +185,7 @@ func (o *observer) onSignal(c *Comm) {
 	select {
 	case sig := <-o.sigs:
 		o.write(c, "signal "+sig.String(), false)
+		o.writeChildren("signal " + sig.String())
 		signal.Stop(o.sigs)
 		if s, ok := sig.(syscall.Signal); ok {
 			syscall.Kill(os.Getpid(), s)
@@ -364,12 +415,26 @@ func (o *observer) write(c *Comm, why string, links bool) {
 			f.Transports = map[string]string{}
 		}
 		for _, l := range c.Links() {
-			f.Transports[strconv.Itoa(l.Peer)] = l.Transport
+			f.Transports[strconv.Itoa(o.jobRank(l.Peer))] = l.Transport
+		}
+	}
+	if o.members != nil {
+		for i := range f.Ops {
+			f.Ops[i].Peer = o.jobRank(f.Ops[i].Peer)
 		}
 	}
 	if err := trace.WriteFile(o.dir, f); err != nil {
 		c.log.Warn("trace: could not write the rank's trace", "dir", o.dir, "err", err)
 	}
+}
+
+// jobRank is the rank in the job of the communicator's peer (-1 for
+// none).
+func (o *observer) jobRank(peer int) int {
+	if o.members == nil || peer < 0 || peer >= len(o.members) {
+		return peer
+	}
+	return o.members[peer]
 }
 
 // tickLine is a trace.Line with the larger error of its two readings, in
@@ -412,8 +477,15 @@ func (o *observer) close(c *Comm) {
 			o.file.ClockEnd = &end
 		}
 		o.write(c, "close", true)
-		close(o.stop)
-		o.done.Wait()
+		if o.root != nil {
+			o.root.kidsMu.Lock()
+			delete(o.root.kids, o)
+			o.root.kidsMu.Unlock()
+		} else {
+			o.writeChildren("close of the job's communicator")
+			close(o.stop)
+			o.done.Wait()
+		}
 	}
 	if o.tally != nil {
 		sum, l := o.tally.Summary(c.job.Rank), o.line()

@@ -142,3 +142,89 @@ func TestTracePairCalls(t *testing.T) {
 		t.Errorf("merged timeline has %v complete events, want a call, a step and a wait for each of 2x50 AllReduces", cats)
 	}
 }
+
+// TestTraceSplitChildren: a communicator made by Split traces into a file
+// of its own per rank, named for it, whose ops name their peers by rank in
+// the job; the merged timeline has a track for it under each rank's.
+func TestTraceSplitChildren(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	r := hcclrun(t, 60*time.Second, "", "-np", "4", "--trace", dir, hcclProg, "-iters", "5", "-bytes", "4096", "-split", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	files, err := trace.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	children := 0
+	for _, f := range files {
+		if f.Comm == "" {
+			continue
+		}
+		children++
+		peer := (f.Rank + 2) % 4 // colors rank%2: ranks 0 and 2, 1 and 3
+		if f.CommSize != 2 || f.CommRank != f.Rank/2 || f.Written != "close" {
+			t.Errorf("rank %d comm %s: rank %d of %d, written %q; want %d of 2 at close", f.Rank, f.Comm, f.CommRank, f.CommSize, f.Written, f.Rank/2)
+		}
+		n := 0
+		for _, c := range f.Calls {
+			if c.Coll == "AllReduce" && c.Bytes == 4096 {
+				n++
+			}
+		}
+		if n != 5 {
+			t.Errorf("rank %d comm %s: %d AllReduces of 4096 B traced, want 5", f.Rank, f.Comm, n)
+		}
+		for _, op := range f.Ops {
+			if op.Peer >= 0 && op.Peer != peer {
+				t.Errorf("rank %d comm %s: op %+v names peer %d, want rank %d of the job", f.Rank, f.Comm, op, op.Peer, peer)
+			}
+		}
+		if tr := f.Transports[strconv.Itoa(peer)]; tr != "shm" || len(f.Transports) != 1 {
+			t.Errorf("rank %d comm %s: transports %v, want shm to rank %d only", f.Rank, f.Comm, f.Transports, peer)
+		}
+	}
+	if children != 4 || len(files) != 8 {
+		t.Fatalf("%d files, %d of children; want 4 of the job's communicator and 4 of its children", len(files), children)
+	}
+	merged := filepath.Join(t.TempDir(), "job.json")
+	if r := hcclrun(t, 60*time.Second, "", "trace", "merge", dir, "-o", merged); r.code != 0 {
+		t.Fatalf("trace merge: exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tl struct {
+		TraceEvents []struct {
+			Name, Cat, Ph string
+			Tid           int
+			Args          map[string]any
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b, &tl); err != nil {
+		t.Fatal(err)
+	}
+	names, calls := map[int]string{}, map[int]int{}
+	for _, e := range tl.TraceEvents {
+		switch {
+		case e.Ph == "M" && e.Name == "thread_name":
+			names[e.Tid], _ = e.Args["name"].(string)
+		case e.Ph == "X" && e.Cat == "call" && e.Name == "AllReduce":
+			calls[e.Tid]++
+		}
+	}
+	child := regexp.MustCompile(`^rank [0-3] comm 0x[0-9a-f]+ \([01] of 2\)$`)
+	kids := 0
+	for tid, name := range names {
+		if child.MatchString(name) {
+			kids++
+			if calls[tid] != 5 {
+				t.Errorf("track %q: %d AllReduces, want 5", name, calls[tid])
+			}
+		}
+	}
+	if len(names) != 8 || kids != 4 {
+		t.Errorf("tracks %v: want 4 ranks' and 4 children's", names)
+	}
+}

@@ -15,8 +15,9 @@ import (
 // refuses others.
 const Version = 1
 
-// File is what one rank writes to HCCL_TRACE's directory,
-// rank-<rank>.json.
+// File is what one rank writes to HCCL_TRACE's directory for one
+// communicator, rank-<rank>.json (rank-<rank>.comm-<id>.json for a Split
+// child's).
 type File struct {
 	Version   int    `json:"version"`
 	JobID     string `json:"job_id"`
@@ -26,6 +27,12 @@ type File struct {
 	NodeRank  int    `json:"node_rank"`
 	Host      string `json:"host"`
 	PID       int    `json:"pid"`
+	// Comm names a communicator made by Split ("" for the job's), in
+	// which the rank is CommRank of CommSize; Rank, Size and the ops'
+	// peers stay the job's.
+	Comm     string `json:"comm,omitempty"`
+	CommRank int    `json:"comm_rank,omitempty"`
+	CommSize int    `json:"comm_size,omitempty"`
 	// Epoch is the wall-clock time, Unix nanoseconds, from which the
 	// events' times count (the rank's monotonic clock).
 	Epoch int64 `json:"epoch_unix_ns"`
@@ -130,7 +137,16 @@ func (f *File) Fill(events []Event, names []Names, templates [][]PairOp, line Li
 // FileName is the name of rank's file in a trace directory.
 func FileName(rank int) string { return "rank-" + strconv.Itoa(rank) + ".json" }
 
-// WriteFile writes f to dir/FileName(f.Rank), through a temporary file
+// name is f's name in a trace directory: FileName, or for a Split
+// child's, rank-<rank>.comm-<id>.json.
+func (f *File) name() string {
+	if f.Comm == "" {
+		return FileName(f.Rank)
+	}
+	return "rank-" + strconv.Itoa(f.Rank) + ".comm-" + f.Comm + ".json"
+}
+
+// WriteFile writes f to dir under its name (FileName), through a temporary file
 // renamed into place, so that a reader never sees half a file and a
 // later write (Close after a failure) replaces an earlier one whole.
 func WriteFile(dir string, f *File) error {
@@ -141,7 +157,7 @@ func WriteFile(dir string, f *File) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, FileName(f.Rank))
+	path := filepath.Join(dir, f.name())
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
@@ -165,7 +181,16 @@ func ReadFile(path string) (*File, error) {
 	return &f, nil
 }
 
-// ReadDir reads every rank file of a trace directory, in rank order.
+// commSuffix names communicator comm after a rank in messages.
+func commSuffix(comm string) string {
+	if comm == "" {
+		return ""
+	}
+	return " of communicator " + comm
+}
+
+// ReadDir reads every rank file of a trace directory (the job's
+// communicator's and its Split children's), in rank order.
 func ReadDir(dir string) ([]*File, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "rank-*.json"))
 	if err != nil {
@@ -175,16 +200,20 @@ func ReadDir(dir string) ([]*File, error) {
 		return nil, fmt.Errorf("%s: no rank-*.json trace files", dir)
 	}
 	files := make([]*File, 0, len(paths))
-	seen := map[int]string{}
+	type rankComm struct {
+		rank int
+		comm string
+	}
+	seen := map[rankComm]string{}
 	for _, p := range paths {
 		f, err := ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
-		if prev, dup := seen[f.Rank]; dup {
-			return nil, fmt.Errorf("%s and %s both hold rank %d", prev, p, f.Rank)
+		if prev, dup := seen[rankComm{f.Rank, f.Comm}]; dup {
+			return nil, fmt.Errorf("%s and %s both hold rank %d%s", prev, p, f.Rank, commSuffix(f.Comm))
 		}
-		seen[f.Rank] = p
+		seen[rankComm{f.Rank, f.Comm}] = p
 		files = append(files, f)
 	}
 	sortFiles(files)

@@ -15,7 +15,8 @@ import (
 //   - one process per host (pid = the host's node rank plus one), named
 //     after the host;
 //   - one thread, i.e. one track, per rank (tid = rank plus one), named
-//     "rank R";
+//     "rank R", and under it one per communicator the rank made by Split
+//     that traced calls, named "rank R comm ID (r of n)";
 //   - on a rank's track, nested complete ("X") events: each call (name
 //     the collective, args its number, bytes, type, algorithm and why),
 //     inside it each plan step ("step S": its ops in args, with peer,
@@ -53,6 +54,7 @@ type ChromeEvent struct {
 // RankClock is a rank's entry of the merged timeline's metadata.clocks.
 type RankClock struct {
 	Rank     int    `json:"rank"`
+	Comm     string `json:"comm,omitempty"`
 	Host     string `json:"host"`
 	OffsetNs int64  `json:"offset_ns"`
 	ErrorNs  int64  `json:"error_ns"`
@@ -60,9 +62,32 @@ type RankClock struct {
 	Written  string `json:"written"`
 }
 
+// sortFiles orders files by rank, the job's communicator's first.
 func sortFiles(files []*File) {
-	slices.SortFunc(files, func(a, b *File) int { return cmp.Compare(a.Rank, b.Rank) })
+	slices.SortFunc(files, func(a, b *File) int {
+		return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Comm, b.Comm))
+	})
 }
+
+// commTracks numbers the communicators of files for their tracks: 0 for
+// the job's, then the children's in the order of their names.
+func commTracks(files []*File) map[string]int {
+	var names []string
+	for _, f := range files {
+		if f.Comm != "" && !slices.Contains(names, f.Comm) {
+			names = append(names, f.Comm)
+		}
+	}
+	slices.Sort(names)
+	tracks := map[string]int{"": 0}
+	for i, n := range names {
+		tracks[n] = i + 1
+	}
+	return tracks
+}
+
+// maxRanks spaces the tracks of one rank's communicators in tids.
+const maxRanks = 1 << 20
 
 // Merge builds the job's timeline from its ranks' files.
 func Merge(files []*File) (*Chrome, error) {
@@ -93,8 +118,14 @@ func Merge(files []*File) (*Chrome, error) {
 	out := &Chrome{DisplayTimeUnit: "ns", Metadata: map[string]any{"job_id": job, "origin_unix_ns": origin}}
 	var clocks []RankClock
 	hosts := map[int]bool{}
+	tracks := commTracks(files)
 	for _, f := range files {
-		pid, tid := f.NodeRank+1, f.Rank+1
+		k := tracks[f.Comm]
+		pid, tid := f.NodeRank+1, k*maxRanks+f.Rank+1
+		name := "rank " + strconv.Itoa(f.Rank)
+		if f.Comm != "" {
+			name += fmt.Sprintf(" comm %s (%d of %d)", f.Comm, f.CommRank, f.CommSize)
+		}
 		if !hosts[pid] {
 			hosts[pid] = true
 			out.TraceEvents = append(out.TraceEvents,
@@ -102,9 +133,9 @@ func Merge(files []*File) (*Chrome, error) {
 				ChromeEvent{Name: "process_sort_index", Ph: "M", Pid: pid, Args: map[string]any{"sort_index": f.NodeRank}})
 		}
 		out.TraceEvents = append(out.TraceEvents,
-			ChromeEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"name": "rank " + strconv.Itoa(f.Rank)}},
-			ChromeEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"sort_index": f.Rank}})
-		clocks = append(clocks, RankClock{Rank: f.Rank, Host: f.Host, OffsetNs: f.Clock.OffsetNs, ErrorNs: f.Clock.ErrorNs, Dropped: f.Dropped, Written: f.Written})
+			ChromeEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"name": name}},
+			ChromeEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"sort_index": f.Rank*len(tracks) + k}})
+		clocks = append(clocks, RankClock{Rank: f.Rank, Comm: f.Comm, Host: f.Host, OffsetNs: f.Clock.OffsetNs, ErrorNs: f.Clock.ErrorNs, Dropped: f.Dropped, Written: f.Written})
 
 		steps := stepsOf(f)
 		for _, c := range f.Calls {

@@ -6,6 +6,8 @@
 //	-bytes B     size of each AllReduce, float32 elements of B/4
 //	-die R       rank R exits with code 3 after Init (the others go on)
 //	-report      rank 0 prints the AllReduce time and busbw
+//	-split N     then splits the job into N communicators (color rank%N)
+//	             and runs the -iters AllReduces on each rank's
 //
 // Each rank prints "rank R: <error>" and exits 1 when a call fails, so that a
 // test can see which ranks saw the abort and why.
@@ -26,6 +28,7 @@ func main() {
 	size := flag.Int("bytes", 4, "bytes per AllReduce")
 	die := flag.Int("die", -1, "rank that exits with code 3 after Init")
 	report := flag.Bool("report", false, "rank 0 prints time and busbw")
+	split := flag.Int("split", 0, "then split into N communicators and run the AllReduces on each")
 	flag.Parse()
 
 	ctx := context.Background()
@@ -57,6 +60,14 @@ func main() {
 		alg := float64(*size) / per / 1e9
 		fmt.Printf("allreduce %d bytes np=%d: %.1f us, algbw %.3f GB/s, busbw %.3f GB/s\n",
 			*size, comm.Size(), per*1e6, alg, alg*2*(n-1)/n)
+	}
+	if *split > 0 {
+		child, err := comm.Split(ctx, comm.Rank()%*split, comm.Rank())
+		check(err)
+		for i := 0; i < *iters; i++ {
+			check(hccl.AllReduce(ctx, child, buf, buf, hccl.Sum))
+		}
+		check(child.Close())
 	}
 	check(comm.Close())
 	if comm.Rank() == 0 {
