@@ -13,10 +13,11 @@ import (
 //     rank's block of the result into the ReduceScatter's recv, where
 //     every rank's buffers allow it and the selector prices the
 //     AllReduce below the two;
-//   - runs of adjacent AllReduces of one dtype and op under fuseMax
-//     become one in-place AllReduce over a staging buffer, up to the
-//     fusion cap, where the selector prices that and the copies below
-//     the calls: all but one round of latency saved for the small ones.
+//   - runs of adjacent AllReduces of one dtype and op under fuseMax, none
+//     reading what an earlier one of the run writes, become one in-place
+//     AllReduce over a staging buffer, up to the fusion cap, where the
+//     selector prices that and the copies below the calls: all but one
+//     round of latency saved for the small ones.
 
 // graphNode is a collective of a graph being compiled: a recorded call,
 // or the AllReduce that stands for a merged pair, with the copy that
@@ -159,6 +160,24 @@ func fusible(a *call) bool { return a.req.Coll == plan.AllReduce && nodeBytes(a)
 
 func sameKind(a, b *call) bool { return a.dtype == b.dtype && a.op == b.op }
 
+// readsWritten says whether n reads memory that a node of run writes: a
+// bucket copies every input in before any result comes out, so n must
+// not join run then. (A node writing what an earlier one reads, or what
+// it writes too, may: the copies out go in order.)
+func readsWritten(n *graphNode, run []graphNode) bool {
+	for i := range run {
+		if overlap(n.a.send, run[i].a.recv) {
+			return true
+		}
+		for _, b := range run[i].block {
+			if overlap(n.a.send, b.dst) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // bucket packs runs of fusible AllReduces of one kind, up to capBytes
 // (negative: none), into steps over one staging buffer where that pays
 // (bucketPays), which serves every bucket: they run one after another.
@@ -172,7 +191,7 @@ func (c *Comm) bucket(nodes []graphNode, capBytes int) *Executable {
 		j, bytes := i+1, nodeBytes(&nodes[i].a)
 		if capBytes > 0 && fusible(&nodes[i].a) && bytes < capBytes {
 			for j < len(nodes) && fusible(&nodes[j].a) && sameKind(&nodes[i].a, &nodes[j].a) &&
-				bytes+nodeBytes(&nodes[j].a) <= capBytes {
+				bytes+nodeBytes(&nodes[j].a) <= capBytes && !readsWritten(&nodes[j], nodes[i:j]) {
 				bytes += nodeBytes(&nodes[j].a)
 				j++
 			}

@@ -40,10 +40,19 @@ type gNode struct {
 	root    int
 	inPlace bool
 	alias   int // gScatterGather: the aliasing of its buffers (scatterGatherArgs)
+	// chain: an AllReduce out of place whose send is the recv of the
+	// node before, an AllReduce of its count: it reads what that wrote.
+	chain bool
+}
+
+// chained says whether node k of prog, n, reads node k-1's recv.
+func (n gNode) chained(prog []gNode, k int) bool {
+	return n.chain && n.kind == gAllReduce && !n.inPlace && k > 0 &&
+		prog[k-1].kind == gAllReduce && prog[k-1].count == n.count
 }
 
 func (n gNode) String() string {
-	return fmt.Sprintf("{%d %d %v %d %v %d}", n.kind, n.count, n.op, n.root, n.inPlace, n.alias)
+	return fmt.Sprintf("{%d %d %v %d %v %d %v}", n.kind, n.count, n.op, n.root, n.inPlace, n.alias, n.chain)
 }
 
 // gBufs are one rank's buffers of a program: send and recv per node.
@@ -58,12 +67,15 @@ func gVcount(count, i, j int) int { return (count*(1+(i+2*j)%3) + i + j) / 3 }
 // newGBufs allocates rank me's buffers of prog in a job of n ranks.
 func newGBufs[T hccl.Element](prog []gNode, me, n int) *gBufs[T] {
 	b := &gBufs[T]{}
-	for _, p := range prog {
+	for k, p := range prog {
 		var s, r []T
 		var sc, sd, rc, rd []int
 		switch p.kind {
 		case gAllReduce, gReduce:
 			s, r = make([]T, p.count), make([]T, p.count)
+			if p.chained(prog, k) {
+				s = b.recv[k-1]
+			}
 		case gBroadcast:
 			s = make([]T, p.count)
 			r = s
@@ -330,9 +342,12 @@ func randomProgram(r *rand.Rand, n int, float bool) []gNode {
 			k = gKind(r.IntN(int(gKinds)))
 		}
 		prog[i] = gNode{kind: k, count: counts[r.IntN(len(counts))], op: ops[r.IntN(len(ops))],
-			root: r.IntN(n), inPlace: r.IntN(2) == 0, alias: r.IntN(5) - 1}
+			root: r.IntN(n), inPlace: r.IntN(2) == 0, alias: r.IntN(5) - 1, chain: r.IntN(3) == 0}
 		if r.IntN(2) == 0 && i > 0 && prog[i-1].kind == gAllReduce && k == gAllReduce {
 			prog[i].op = prog[i-1].op // runs of one op fuse
+			if prog[i].chain {
+				prog[i].count = prog[i-1].count
+			}
 		}
 	}
 	return prog
@@ -514,4 +529,69 @@ func TestGraphAfterSetAlgo(t *testing.T) {
 		}
 	}
 	t.Logf("before %v, after %v", before, after)
+}
+
+// TestGraphDependentAllReduces: AllReduces that read what an earlier one
+// of a run wrote (the same buffer reduced twice in place, a result fed to
+// the next call) give the results of the calls made one by one: a bucket
+// must not copy in an input before the call that writes it ran.
+func TestGraphDependentAllReduces(t *testing.T) {
+	const n = 3
+	j := startJob(t, n)
+	ctx := ctxFor(t)
+	j.must("dependent", func(c *hccl.Comm) error {
+		type bufs struct{ x, a, b, d []int32 }
+		mk := func() bufs {
+			bb := bufs{make([]int32, 10), make([]int32, 20), make([]int32, 20), make([]int32, 20)}
+			for i := range bb.x {
+				bb.x[i] = int32(c.Rank() + i)
+			}
+			for i := range bb.a {
+				bb.a[i] = int32(2*c.Rank() + i)
+			}
+			return bb
+		}
+		record := func(g *hccl.Graph, b bufs) error {
+			return errors.Join(
+				hccl.GraphAllReduce(g, b.x, b.x, hccl.Sum),
+				hccl.GraphAllReduce(g, b.x, b.x, hccl.Sum),
+				hccl.GraphAllReduce(g, b.a, b.b, hccl.Sum),
+				hccl.GraphAllReduce(g, b.b, b.d, hccl.Max),
+				hccl.GraphAllReduce(g, b.b, b.d, hccl.Max))
+		}
+		calls := func(b bufs) error {
+			return errors.Join(
+				hccl.AllReduce(ctx, c, b.x, b.x, hccl.Sum),
+				hccl.AllReduce(ctx, c, b.x, b.x, hccl.Sum),
+				hccl.AllReduce(ctx, c, b.a, b.b, hccl.Sum),
+				hccl.AllReduce(ctx, c, b.b, b.d, hccl.Max),
+				hccl.AllReduce(ctx, c, b.b, b.d, hccl.Max))
+		}
+		gb, db := mk(), mk()
+		g := hccl.NewGraph(c)
+		if err := record(g, gb); err != nil {
+			return err
+		}
+		exe, err := g.Compile(ctx)
+		if err != nil {
+			return err
+		}
+		defer exe.Close()
+		if err := exe.Run(ctx); err != nil {
+			return err
+		}
+		if err := calls(db); err != nil {
+			return err
+		}
+		for _, p := range [][2][]int32{{gb.x, db.x}, {gb.b, db.b}, {gb.d, db.d}} {
+			if err := sameBits(p[0], p[1]); err != nil {
+				return fmt.Errorf("%d steps: %w", exe.Steps(), err)
+			}
+		}
+		// x alone; x again with a into b; b into d twice (Max).
+		if exe.Steps() != 3 {
+			return fmt.Errorf("%d steps, want 3: the independent calls fuse still", exe.Steps())
+		}
+		return nil
+	})
 }
