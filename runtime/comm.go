@@ -45,16 +45,12 @@ type Comm struct {
 	ctl   controlPlane
 	links *linkSet
 
-	sel    *selector.Selector
-	layout *plan.Layout // the job's servers (layout.go); nil: one
-	// the selector's last answer (select.go), under mu
-	lastChoice struct {
-		call   selector.Call
-		choice selector.Choice
-	}
-	warming bool      // Init's own first call runs (warmup.go)
-	obs     *observer // HCCL_TRACE, HCCL_REPORT (trace.go); nil when off
-	obsOff  *observer // the observer SetTracing(false) set aside
+	sel        *selector.Selector
+	layout     *plan.Layout // the job's servers (layout.go); nil: one
+	lastChoice choiceMade   // the selector's last answer (select.go), under mu
+	warming    bool         // Init's own first call runs (warmup.go)
+	obs        *observer    // HCCL_TRACE, HCCL_REPORT (trace.go); nil when off
+	obsOff     *observer    // the observer SetTracing(false) set aside
 
 	mu     sync.Mutex         // held while a collective runs
 	exec   *executor.Executor // channel 0's

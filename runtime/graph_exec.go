@@ -44,8 +44,11 @@ type boundPlan struct {
 	plan  *plan.Plan
 	split split
 	ec    executor.Call
-	gen   uint64
-	ok    bool
+	// choice is the selector's answer the plan follows, which the trace
+	// reads as the last one (trace.go, called).
+	choice choiceMade
+	gen    uint64
+	ok     bool
 }
 
 // bind prepares step s's call; under c.mu. An AlltoAllV is left
@@ -60,7 +63,13 @@ func (c *Comm) bind(s *graphStep) error {
 	if err != nil {
 		return err
 	}
-	s.bound = boundPlan{plan: p, split: *sp, ec: ec, gen: c.policyGen, ok: true}
+	// prepare may have reused the last call's plan without asking the
+	// selector, whose last answer is then another call's.
+	req := a.req
+	if _, err := c.chooseAlgorithm(&req, a.dtype.Size()); err != nil {
+		return err
+	}
+	s.bound = boundPlan{plan: p, split: *sp, ec: ec, choice: c.lastChoice, gen: c.policyGen, ok: true}
 	return nil
 }
 
@@ -106,6 +115,7 @@ func (c *Comm) runStep(ctx context.Context, s *graphStep) error {
 	if !b.ok {
 		return c.runLocked(ctx, &s.a)
 	}
+	c.lastChoice = b.choice
 	return c.runPlanned(ctx, &s.a, b.plan, &b.split, b.ec)
 }
 

@@ -98,6 +98,12 @@ func scratchLimit(knobs tunables, elemSize int) int {
 	return b / max(elemSize, 1)
 }
 
+// choiceMade is a call the selector priced and its answer.
+type choiceMade struct {
+	call   selector.Call
+	choice selector.Choice
+}
+
 // chooseAlgorithm asks the selector for req's algorithm, channels and
 // segment. The last answer is kept: a loop of AlltoAllV calls whose
 // counts change from call to call (which the communicator's reuse of the
