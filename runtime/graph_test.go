@@ -447,6 +447,39 @@ func TestGraphInvalid(t *testing.T) {
 		if err := exe.Run(ctx); !errors.Is(err, hccl.ErrClosed) {
 			return fmt.Errorf("Run after Close: %v, want ErrClosed", err)
 		}
+		// An empty graph compiles and replays to nothing.
+		exe, err = hccl.NewGraph(c).Compile(ctx)
+		if err != nil {
+			return fmt.Errorf("empty graph: %w", err)
+		}
+		defer exe.Close()
+		if err := exe.Run(ctx); err != nil || exe.Steps() != 0 {
+			return fmt.Errorf("empty graph: Run %v, %d steps", err, exe.Steps())
+		}
+		return nil
+	})
+}
+
+// TestGraphAfterCommClose: a replay on a closed communicator fails with
+// ErrClosed, naming its collective, and sends nothing.
+func TestGraphAfterCommClose(t *testing.T) {
+	j := startJob(t, 2)
+	ctx := ctxFor(t)
+	exes := make([]*hccl.Executable, 2)
+	j.must("compile", func(c *hccl.Comm) error {
+		g := hccl.NewGraph(c)
+		hccl.GraphAllReduce(g, make([]float32, 5), make([]float32, 5), hccl.Sum)
+		var err error
+		exes[c.Rank()], err = g.Compile(ctx)
+		return err
+	})
+	j.must("close and run", func(c *hccl.Comm) error {
+		if err := c.Close(); err != nil {
+			return err
+		}
+		if err := exes[c.Rank()].Run(ctx); !errors.Is(err, hccl.ErrClosed) || !strings.Contains(err.Error(), "AllReduce") {
+			return fmt.Errorf("Run after the communicator's Close: %v, want ErrClosed naming AllReduce", err)
+		}
 		return nil
 	})
 }
