@@ -118,7 +118,15 @@ func (g *Graph) Compile(ctx context.Context) (*Executable, error) {
 			h.Write(buf[:])
 		}
 	}
-	if err := c.agreeGraph(ctx, h.Sum64(), descs); err != nil {
+	capBytes := g.FuseBytes
+	if capBytes == 0 {
+		capBytes = c.knobs.GraphFuseBytes
+	}
+	if capBytes == 0 {
+		capBytes = DefaultGraphFuseBytes
+	}
+	capBytes = max(capBytes, -1)
+	if err := c.agreeGraph(ctx, h.Sum64(), descs, capBytes); err != nil {
 		return nil, err
 	}
 	pairs := scatterGatherPairs(g.nodes)
@@ -130,21 +138,26 @@ func (g *Graph) Compile(ctx context.Context) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	if err := c.usable("Graph"); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	nodes, merged := c.mergeScatterGathers(g.nodes, pairs, agreed)
+	c.mu.Unlock()
+	var breaks []bool
+	if capBytes > 0 {
+		if breaks, err = c.agreeBreaks(ctx, nodes); err != nil {
+			return nil, err
+		}
+	}
 
-	capBytes := g.FuseBytes
-	if capBytes == 0 {
-		capBytes = c.knobs.GraphFuseBytes
-	}
-	if capBytes == 0 {
-		capBytes = DefaultGraphFuseBytes
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.usable("Graph"); err != nil {
 		return nil, err
 	}
-	nodes, merged := c.mergeScatterGathers(g.nodes, pairs, agreed)
-	e := c.bucket(nodes, capBytes)
+	e := c.bucket(nodes, capBytes, breaks)
 	e.nodesIn, e.merged = len(g.nodes), merged
 	for i := range e.steps {
 		if err := c.bind(&e.steps[i]); err != nil {

@@ -8,13 +8,16 @@ import (
 	"github.com/hcclrun/hcclrun/runtime/reduce"
 )
 
-// What every rank of a graph must agree on before Compile rewrites it:
-// the nodes (one AllGather of a hash, a second of the descriptors only
-// when the hashes differ, to name the node), and, when the graph has a
-// ReduceScatter followed by an AllGather, which of those pairs every
-// rank may merge into an AllReduce (a third, of a byte per pair): the
-// merge depends on how the rank's buffers alias, which the descriptors
-// leave out.
+// What every rank of a graph must agree on before Compile rewrites it,
+// so that every rank makes the same collectives: the nodes and the
+// fusion cap (one AllGather of a hash, a count and the cap, a second of
+// the descriptors only when the hashes differ, to name the node); when
+// the graph has a ReduceScatter followed by an AllGather, which of
+// those pairs every rank may merge into an AllReduce (an AllGather of a
+// byte per pair); and when it has AllReduces that could share a bucket,
+// which of them read what an earlier one writes (an AllReduce of a byte
+// per node). The last two depend on how each rank's buffers alias,
+// which the descriptors leave out.
 
 // descriptor is what every rank must agree on for one node: collective,
 // dtype, op, count, root (AlltoAllV's counts differ by rank and are
@@ -48,20 +51,26 @@ func (d descriptor) String() string {
 	return s
 }
 
-// agreeGraph gathers every rank's graph hash and node count; when they
-// differ it gathers the descriptors too, so that every rank names the same
-// first differing node.
-func (c *Comm) agreeGraph(ctx context.Context, hash uint64, descs []descriptor) error {
+// agreeGraph gathers every rank's graph hash, node count and fusion cap;
+// when the graphs differ it gathers the descriptors too, so that every
+// rank names the same first differing node.
+func (c *Comm) agreeGraph(ctx context.Context, hash uint64, descs []descriptor, capBytes int) error {
 	n := c.Size()
-	mine := []uint64{hash, uint64(len(descs))}
-	all := make([]uint64, 2*n)
+	mine := []uint64{hash, uint64(len(descs)), uint64(capBytes)}
+	all := make([]uint64, len(mine)*n)
 	if err := AllGather(ctx, c, mine, all); err != nil {
 		return err
 	}
 	same, longest := true, 0
 	for r := range n {
-		same = same && all[2*r] == hash && all[2*r+1] == uint64(len(descs))
-		longest = max(longest, int(all[2*r+1]))
+		theirs := all[r*len(mine):][:len(mine)]
+		same = same && theirs[0] == hash && theirs[1] == uint64(len(descs))
+		longest = max(longest, int(theirs[1]))
+		if theirs[2] != mine[2] {
+			return &OpError{Op: "Graph", Rank: c.job.Rank, Peer: r, Step: -1,
+				Err: fmt.Errorf("%w: this rank fuses AllReduces up to %d bytes, rank %d up to %d (Graph.FuseBytes, HCCL_GRAPH_FUSE_BYTES)",
+					ErrMismatch, capBytes, r, int(theirs[2]))}
+		}
 	}
 	if same {
 		return nil
@@ -121,4 +130,37 @@ func (c *Comm) agreeMerges(ctx context.Context, mine []uint8) ([]bool, error) {
 		}
 	}
 	return ok, nil
+}
+
+// agreeBreaks returns, for each node, whether a bucket must end before
+// it on every rank: it reads what an earlier node that could share its
+// bucket writes, on some rank. It makes no call when no two nodes could
+// share a bucket, which every rank knows alike.
+func (c *Comm) agreeBreaks(ctx context.Context, nodes []graphNode) ([]bool, error) {
+	flags := make([]uint8, len(nodes))
+	shared := false
+	for lo := 0; lo < len(nodes); {
+		hi := lo + 1
+		for hi < len(nodes) && fusible(&nodes[lo].a) && fusible(&nodes[hi].a) && sameKind(&nodes[lo].a, &nodes[hi].a) {
+			hi++
+		}
+		for j := lo + 1; j < hi; j++ {
+			shared = true
+			if readsWritten(&nodes[j], nodes[lo:j]) {
+				flags[j] = 1
+			}
+		}
+		lo = hi
+	}
+	if !shared {
+		return nil, nil
+	}
+	if err := AllReduce(ctx, c, flags, flags, Max); err != nil {
+		return nil, err
+	}
+	breaks := make([]bool, len(nodes))
+	for j, f := range flags {
+		breaks[j] = f != 0
+	}
+	return breaks, nil
 }

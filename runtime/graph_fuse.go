@@ -162,8 +162,8 @@ func sameKind(a, b *call) bool { return a.dtype == b.dtype && a.op == b.op }
 
 // readsWritten says whether n reads memory that a node of run writes: a
 // bucket copies every input in before any result comes out, so n must
-// not join run then. (A node writing what an earlier one reads, or what
-// it writes too, may: the copies out go in order.)
+// not join run then (agreeBreaks). A node writing what an earlier one
+// reads, or what it writes too, may: the copies out go in order.
 func readsWritten(n *graphNode, run []graphNode) bool {
 	for i := range run {
 		if overlap(n.a.send, run[i].a.recv) {
@@ -179,10 +179,11 @@ func readsWritten(n *graphNode, run []graphNode) bool {
 }
 
 // bucket packs runs of fusible AllReduces of one kind, up to capBytes
-// (negative: none), into steps over one staging buffer where that pays
+// (negative: none) and ending before each node breaks marks
+// (agreeBreaks), into steps over one staging buffer where that pays
 // (bucketPays), which serves every bucket: they run one after another.
 // Under c.mu.
-func (c *Comm) bucket(nodes []graphNode, capBytes int) *Executable {
+func (c *Comm) bucket(nodes []graphNode, capBytes int, breaks []bool) *Executable {
 	e := &Executable{c: c}
 	type span struct{ lo, hi, bytes int }
 	var spans []span
@@ -191,7 +192,7 @@ func (c *Comm) bucket(nodes []graphNode, capBytes int) *Executable {
 		j, bytes := i+1, nodeBytes(&nodes[i].a)
 		if capBytes > 0 && fusible(&nodes[i].a) && bytes < capBytes {
 			for j < len(nodes) && fusible(&nodes[j].a) && sameKind(&nodes[i].a, &nodes[j].a) &&
-				bytes+nodeBytes(&nodes[j].a) <= capBytes && !readsWritten(&nodes[j], nodes[i:j]) {
+				bytes+nodeBytes(&nodes[j].a) <= capBytes && (breaks == nil || !breaks[j]) {
 				bytes += nodeBytes(&nodes[j].a)
 				j++
 			}

@@ -628,3 +628,82 @@ func TestGraphDependentAllReduces(t *testing.T) {
 		return nil
 	})
 }
+
+// TestGraphAliasingDiffersByRank: where one rank's AllReduces depend on
+// each other (the same buffer twice) and another's do not, every rank
+// buckets alike (the dependent rank's break holds for all), so the
+// replay makes the same collectives everywhere and gives the results of
+// the calls.
+func TestGraphAliasingDiffersByRank(t *testing.T) {
+	const n = 3
+	j := startJob(t, n)
+	ctx := ctxFor(t)
+	steps := make([]int, n)
+	j.must("aliasing", func(c *hccl.Comm) error {
+		run := func(g *hccl.Graph, x, y []int32) error {
+			if g != nil {
+				return errors.Join(hccl.GraphAllReduce(g, x, x, hccl.Sum), hccl.GraphAllReduce(g, y, y, hccl.Sum))
+			}
+			return errors.Join(hccl.AllReduce(ctx, c, x, x, hccl.Sum), hccl.AllReduce(ctx, c, y, y, hccl.Sum))
+		}
+		bufs := func() (x, y []int32) {
+			x = []int32{int32(c.Rank()), 1, 2, 3}
+			y = x // rank 0 reduces x twice
+			if c.Rank() != 0 {
+				y = []int32{int32(c.Rank()), 5, 6, 7}
+			}
+			return x, y
+		}
+		gx, gy := bufs()
+		dx, dy := bufs()
+		g := hccl.NewGraph(c)
+		if err := run(g, gx, gy); err != nil {
+			return err
+		}
+		exe, err := g.Compile(ctx)
+		if err != nil {
+			return err
+		}
+		defer exe.Close()
+		steps[c.Rank()] = exe.Steps()
+		if err := exe.Run(ctx); err != nil {
+			return err
+		}
+		if err := run(nil, dx, dy); err != nil {
+			return err
+		}
+		return errors.Join(sameBits(gx, dx), sameBits(gy, dy))
+	})
+	for r, s := range steps {
+		if s != 2 {
+			t.Errorf("rank %d: %d steps, want 2 on every rank", r, s)
+		}
+	}
+}
+
+// TestGraphFuseBytesDiffer: ranks that would bucket with different caps
+// fail Compile with ErrMismatch, every one of them, naming both caps.
+func TestGraphFuseBytesDiffer(t *testing.T) {
+	const n = 3
+	j := startJob(t, n)
+	ctx := ctxFor(t)
+	errs := j.each(func(c *hccl.Comm) error {
+		g := hccl.NewGraph(c)
+		if c.Rank() == 1 {
+			g.FuseBytes = 4096
+		}
+		hccl.GraphAllReduce(g, make([]float32, 10), make([]float32, 10), hccl.Sum)
+		exe, err := g.Compile(ctx)
+		if err == nil {
+			exe.Close()
+		}
+		return err
+	})
+	for r, err := range errs {
+		if !errors.Is(err, hccl.ErrMismatch) || !strings.Contains(err.Error(), "up to 4096") {
+			t.Errorf("rank %d: Compile: %v, want ErrMismatch naming the cap 4096", r, err)
+		}
+	}
+	j.t = t
+	j.must("barrier", func(c *hccl.Comm) error { return c.Barrier(ctx) })
+}

@@ -135,7 +135,7 @@ func newChildObserver(c, k *Comm) *observer {
 	o := &observer{dir: root.dir, why: root.why, cal: executor.Calibrate(), root: root,
 		ring: trace.NewRing(k.knobs.TraceEvents), members: k.links.members}
 	o.live.Store(true) // a child runs no calls of its own making
-	root.wrote.Lock() // a write of root's fills its file
+	root.wrote.Lock()  // a write of root's fills its file
 	o.file = root.file
 	root.wrote.Unlock()
 	o.file.Transports, o.file.Calls, o.file.Ops, o.file.ClockEnd = nil, nil, nil, nil
