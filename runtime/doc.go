@@ -201,17 +201,19 @@
 //
 // A graph holds the buffers, not their contents: each Run reads and writes
 // them as they are then. Compile checks once that every rank recorded the
-// same graph (ErrMismatch, on every rank, naming the first differing node
-// and two ranks that differ), then rewrites it: a ReduceScatter followed
-// by the AllGather of its result becomes one AllReduce where every rank's
-// buffers allow it and the selector prices the AllReduce cheaper; runs of
-// adjacent AllReduces of one dtype and op under 256 KiB become one
+// same graph with the same fusion cap (ErrMismatch, on every rank, naming
+// the first differing node and two ranks that differ), then rewrites it,
+// alike on every rank however each one's buffers alias: a ReduceScatter
+// followed by the AllGather of its result becomes one AllReduce where
+// every rank's buffers allow it and the selector prices the AllReduce
+// cheaper; runs of adjacent AllReduces of one dtype and op under 256 KiB,
+// none reading what an earlier one of the run writes, become one
 // AllReduce over a staging buffer of at most Graph.FuseBytes
 // (HCCL_GRAPH_FUSE_BYTES, in bytes, 25M by default as DDP's buckets, 0
 // for none), where the selector prices that and the copies below the
 // calls. It then binds each collective left to its algorithm and plan;
-// HCCL_DEBUG=INFO logs the result. A replay holds the communicator from its first
-// collective to its last, chooses nothing (but after SetAlgo or
+// HCCL_DEBUG=INFO logs the result. A replay holds the communicator from
+// its first collective to its last, chooses nothing (but after SetAlgo or
 // SetChannels, which make it bind again), keeps the frames' usual checks,
 // and fails as the collectives do when a peer dies.
 //
