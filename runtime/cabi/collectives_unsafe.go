@@ -117,27 +117,37 @@ func hcclAlltoAllV(send unsafe.Pointer, sendCounts, sdispls *C.size_t, recv unsa
 		if err != nil {
 			return err
 		}
-		// Each count and displacement below half the address space, so
-		// that no block's end overflows.
-		limit := uint64(math.MaxInt / t.size / 2)
-		var arrays [4][]int
-		for i, a := range []struct {
-			name string
-			p    *C.size_t
-		}{{"sendcounts", sendCounts}, {"sdispls", sdispls}, {"recvcounts", recvCounts}, {"rdispls", rdispls}} {
-			if a.p == nil {
-				return invalidArg(c.Comm, "AlltoAllV", "%s is NULL", a.name)
-			}
-			arrays[i] = make([]int, c.Size())
-			for j, v := range unsafe.Slice(a.p, c.Size()) {
-				if uint64(v) > limit {
-					return invalidArg(c.Comm, "AlltoAllV", "%s[%d] = %d overflows the address space", a.name, j, uint64(v))
-				}
-				arrays[i][j] = int(v)
-			}
+		v, err := c.vcounts("AlltoAllV", t, sendCounts, sdispls, recvCounts, rdispls)
+		if err != nil {
+			return err
 		}
-		return t.alltoAllV(c.Comm, send, arrays[0], arrays[1], recv, arrays[2], arrays[3])
+		return t.alltoAllV(c.Comm, send, v[0], v[1], recv, v[2], v[3])
 	})
+}
+
+// vcounts copies AlltoAllV's four arrays of c.Size() counts and
+// displacements of t's elements into Go.
+func (c *comm) vcounts(op string, t *elemType, sendCounts, sdispls, recvCounts, rdispls *C.size_t) ([4][]int, error) {
+	// Each count and displacement below half the address space, so
+	// that no block's end overflows.
+	limit := uint64(math.MaxInt / t.size / 2)
+	var arrays [4][]int
+	for i, a := range []struct {
+		name string
+		p    *C.size_t
+	}{{"sendcounts", sendCounts}, {"sdispls", sdispls}, {"recvcounts", recvCounts}, {"rdispls", rdispls}} {
+		if a.p == nil {
+			return arrays, invalidArg(c.Comm, op, "%s is NULL", a.name)
+		}
+		arrays[i] = make([]int, c.Size())
+		for j, v := range unsafe.Slice(a.p, c.Size()) {
+			if uint64(v) > limit {
+				return arrays, invalidArg(c.Comm, op, "%s[%d] = %d overflows the address space", a.name, j, uint64(v))
+			}
+			arrays[i][j] = int(v)
+		}
+	}
+	return arrays, nil
 }
 
 //export hcclSend

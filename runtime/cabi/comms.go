@@ -14,12 +14,10 @@ import (
 	hccl "github.com/hcclrun/hcclrun/runtime"
 )
 
-// The communicators C holds, by handle. Handles count up from 1 and are
-// never reused, so that a destroyed one is told apart from a live one;
-// 0 is NULL.
+// The communicators C holds, by handle (newHandle: never reused, so that
+// a destroyed one is told apart from a live one; 0 is NULL).
 var comms struct {
 	sync.Mutex
-	next  uint64
 	live  map[uint64]*comm
 	freed map[uint64]bool
 }
@@ -36,9 +34,9 @@ func register(c *hccl.Comm) C.hcclComm_t {
 	if comms.live == nil {
 		comms.live, comms.freed = map[uint64]*comm{}, map[uint64]bool{}
 	}
-	comms.next++
-	comms.live[comms.next] = &comm{Comm: c}
-	return C.hcclComm_t(comms.next)
+	h := newHandle()
+	comms.live[h] = &comm{Comm: c}
+	return C.hcclComm_t(h)
 }
 
 // lookup returns the communicator of h, or an error that says why h is none.

@@ -28,6 +28,8 @@ type elemType struct {
 	alltoAll      func(c *hccl.Comm, send, recv unsafe.Pointer, n int) error
 	alltoAllV     func(c *hccl.Comm, send unsafe.Pointer, sc, sd []int, recv unsafe.Pointer, rc, rd []int) error
 	send, recv    func(c *hccl.Comm, buf unsafe.Pointer, n, peer int) error
+
+	graph *graphType // the same collectives recorded on a graph
 }
 
 // elemTypes is indexed by hcclDataType_t.
@@ -46,7 +48,7 @@ var background = context.Background()
 func typed[T hccl.Element](name string) *elemType {
 	var zero T
 	return &elemType{
-		name: name, size: int(unsafe.Sizeof(zero)),
+		name: name, size: int(unsafe.Sizeof(zero)), graph: graphTyped[T](),
 		allReduce: func(c *hccl.Comm, send, recv unsafe.Pointer, n int, op hccl.ReduceOp) error {
 			s, r, err := pair[T](c, "AllReduce", send, n, recv, n)
 			if err != nil {

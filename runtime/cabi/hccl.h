@@ -87,6 +87,18 @@ typedef uintptr_t hcclComm_t;
 typedef struct hcclComm *hcclComm_t;
 #endif
 
+/*
+ * A recorded graph of collectives on a communicator, and what
+ * hcclGraphCompile made of it; opaque, handles as hcclComm_t is.
+ */
+#ifdef HCCL_COMM_AS_HANDLE
+typedef uintptr_t hcclGraph_t;
+typedef uintptr_t hcclGraphExec_t;
+#else
+typedef struct hcclGraph *hcclGraph_t;
+typedef struct hcclGraphExec *hcclGraphExec_t;
+#endif
+
 #ifndef HCCL_NO_PROTOTYPES
 
 /* HCCL_VERSION_CODE of the library. */
@@ -153,6 +165,69 @@ hcclResult_t hcclBarrier(hcclComm_t comm);
  */
 hcclResult_t hcclMemAlloc(void **ptr, size_t size);
 hcclResult_t hcclMemFree(void *ptr);
+
+/*
+ * Graph mode: a training step that makes the same collectives every time
+ * records them once, compiles them once on every rank, then launches the
+ * result each step (runtime/doc.go, "Graph mode"):
+ *
+ *   hcclGraphCreate(comm, &graph);
+ *   hcclGraphAllReduce(grad1, grad1, n1, hcclFloat, hcclSum, graph); ...
+ *   hcclGraphCompile(graph, &exec);     // every rank, once
+ *   for (...) { fill the buffers; hcclGraphLaunch(exec); }
+ *   hcclGraphExecDestroy(exec); hcclGraphDestroy(graph);
+ *
+ * The hcclGraph* recording calls take the arguments of the collective of
+ * the same name, with the graph in the communicator's place; they check
+ * them as the collective does (a failure is returned there, and again by
+ * hcclGraphCompile) and send nothing. Compile checks that every rank
+ * recorded the same graph (hcclMismatch on every rank, naming the first
+ * differing node, otherwise), fuses small AllReduces into one and binds
+ * each collective to its algorithm; a launch replays them in order,
+ * holding the communicator from its first collective to its last, and
+ * fails as the collectives do (hcclAborted when a peer dies).
+ *
+ * A graph holds the buffers, not their contents: each launch reads and
+ * writes them as they are then. The buffers must therefore stay valid
+ * until hcclGraphExecDestroy of every exec compiled from the graph and
+ * hcclGraphDestroy of the graph. Broadcast is recorded in place only:
+ * sendbuff must be recvbuff, on every rank. AlltoAllV's counts and
+ * displacements are copied when it is recorded. Errors are kept as the graph's
+ * communicator's last error. A graph and an exec are each used by one
+ * thread at a time; destroying the communicator leaves them failing with
+ * hcclClosed until they are destroyed.
+ */
+hcclResult_t hcclGraphCreate(hcclComm_t comm, hcclGraph_t *graph);
+/*
+ * Caps a fused AllReduce's staging buffer, in bytes: 0 (the default) takes
+ * HCCL_GRAPH_FUSE_BYTES or 25 MiB, a negative value fuses nothing.
+ */
+hcclResult_t hcclGraphSetFuseBytes(hcclGraph_t graph, int64_t bytes);
+hcclResult_t hcclGraphAllReduce(const void *sendbuff, void *recvbuff, size_t count, hcclDataType_t datatype,
+                                hcclRedOp_t op, hcclGraph_t graph);
+hcclResult_t hcclGraphBroadcast(const void *sendbuff, void *recvbuff, size_t count, hcclDataType_t datatype,
+                                int root, hcclGraph_t graph);
+hcclResult_t hcclGraphReduce(const void *sendbuff, void *recvbuff, size_t count, hcclDataType_t datatype,
+                             hcclRedOp_t op, int root, hcclGraph_t graph);
+hcclResult_t hcclGraphAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, hcclDataType_t datatype,
+                                hcclGraph_t graph);
+hcclResult_t hcclGraphReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+                                    hcclDataType_t datatype, hcclRedOp_t op, hcclGraph_t graph);
+hcclResult_t hcclGraphAlltoAll(const void *sendbuff, void *recvbuff, size_t count, hcclDataType_t datatype,
+                               hcclGraph_t graph);
+hcclResult_t hcclGraphAlltoAllV(const void *sendbuff, const size_t *sendcounts, const size_t *sdispls,
+                                void *recvbuff, const size_t *recvcounts, const size_t *rdispls,
+                                hcclDataType_t datatype, hcclGraph_t graph);
+hcclResult_t hcclGraphBarrier(hcclGraph_t graph);
+/* Every rank, with the same graph; graph may be recorded on and compiled again. */
+hcclResult_t hcclGraphCompile(hcclGraph_t graph, hcclGraphExec_t *exec);
+/* Replays exec: every rank launches it, as it would make the calls. */
+hcclResult_t hcclGraphLaunch(hcclGraphExec_t exec);
+/* The number of collectives a launch makes, after fusion. */
+hcclResult_t hcclGraphExecSteps(hcclGraphExec_t exec, int *steps);
+hcclResult_t hcclGraphExecDestroy(hcclGraphExec_t exec);
+/* Releases graph; execs compiled from it keep working. */
+hcclResult_t hcclGraphDestroy(hcclGraph_t graph);
 
 #endif /* HCCL_NO_PROTOTYPES */
 
