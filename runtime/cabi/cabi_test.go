@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ var built struct {
 	once                      sync.Once
 	err                       error
 	hcclrun, example, badargs string
+	graph                     string // examples/c/graph.c
 	lib                       *testprog.CLib
 }
 
@@ -45,7 +47,11 @@ func build(t *testing.T) {
 		if built.err = built.lib.Compile("examples/c/allreduce.c", built.example); built.err != nil {
 			return
 		}
-		built.err = built.lib.Compile("runtime/cabi/testdata/badinput.c", built.badargs)
+		if built.err = built.lib.Compile("runtime/cabi/testdata/badinput.c", built.badargs); built.err != nil {
+			return
+		}
+		built.graph = filepath.Join(dir, "graph")
+		built.err = built.lib.Compile("examples/c/graph.c", built.graph)
 	})
 	if built.err != nil {
 		t.Fatal(built.err)
@@ -129,6 +135,25 @@ func TestCBadInput(t *testing.T) {
 			t.Fatalf("want the ranks' results, one hcclMismatch naming rank 0's call:\n%s", out)
 		}
 	})
+	t.Run("graphargs", func(t *testing.T) {
+		out, err := hcclrun(t, nil, "-np", "3", built.badargs, "graphargs")
+		if err != nil || strings.Count(out, " graphargs ok\n") != 3 {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	})
+	t.Run("graphmismatch", func(t *testing.T) {
+		// Every rank's Compile fails with hcclMismatch, naming the node.
+		out, _ := hcclrun(t, nil, "-np", "3", built.badargs, "graphmismatch")
+		ms := result.FindAllStringSubmatch(out, -1)
+		for _, m := range ms {
+			if m[2] != "2" || !strings.Contains(m[3], "graph node 1: rank 0 recorded AllReduce float32 count 9") {
+				t.Errorf("rank %s got result %s (%s), want 2 (hcclMismatch) naming node 1 and rank 0", m[1], m[2], m[3])
+			}
+		}
+		if len(ms) != 3 {
+			t.Fatalf("want every rank's result:\n%s", out)
+		}
+	})
 	t.Run("abort", func(t *testing.T) {
 		out, err := hcclrun(t, nil, "-np", "3", built.badargs, "abort")
 		if err == nil {
@@ -151,6 +176,40 @@ func TestCBadInput(t *testing.T) {
 			t.Fatalf("no rank reported what rank 2's abort did to it:\n%s", out)
 		}
 	})
+}
+
+// TestCGraph: the C graph example records a step of every collective
+// over several element types, launches it three times with new data and
+// checks every result exactly, fused and unfused, over shared memory and
+// over TCP, at rank counts that are and are not powers of two.
+func TestCGraph(t *testing.T) {
+	build(t)
+	line := regexp.MustCompile(`(?m)^rank (\d+)/(\d+) steps (\d+) unfused (\d+) nodes (\d+)$`)
+	for _, tc := range []struct {
+		np  int
+		env []string
+	}{{3, nil}, {1, nil}, {4, []string{"HCCL_SHM_DISABLE=1"}}} {
+		t.Run(fmt.Sprintf("np%d%s", tc.np, strings.Join(tc.env, "")), func(t *testing.T) {
+			out, err := hcclrun(t, tc.env, "-np", fmt.Sprint(tc.np), built.graph)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			wantOK(t, out, tc.np)
+			ms := line.FindAllStringSubmatch(out, -1)
+			if len(ms) != tc.np {
+				t.Fatalf("want every rank's steps:\n%s", out)
+			}
+			for _, m := range ms {
+				// More than one rank: the six small float32 AllReduces
+				// and the two int32 ones fuse (the example's comments).
+				fused, _ := strconv.Atoi(m[3])
+				unfused, _ := strconv.Atoi(m[4])
+				if tc.np > 1 && fused >= unfused {
+					t.Errorf("rank %s: %s steps fused, %s unfused: want fewer fused", m[1], m[3], m[4])
+				}
+			}
+		})
+	}
 }
 
 // TestMPIBenchOnHCCL: the MPI twin of hcclrun bench, compiled against

@@ -10,6 +10,13 @@
  *                      it got: "rank R result CODE: MESSAGE"
  *   badinput abort     after a Barrier the last rank calls hcclCommAbort,
  *                      the others an AllReduce; printed as for mismatch
+ *   badinput graphargs as args for graph mode: bad handles, bad recording
+ *                      calls, a compile that returns the first of them, a
+ *                      good graph launched, destroyed handles; prints
+ *                      "rank R graphargs ok"
+ *   badinput graphmismatch  rank 0 records an AllReduce of one element
+ *                      more than the others; every rank prints what its
+ *                      hcclGraphCompile returned, as for mismatch
  */
 #include <hccl.h>
 #include <stdint.h>
@@ -101,6 +108,96 @@ static void args(void) {
 	if (!failures) printf("rank %d args ok\n", rank);
 }
 
+static void graphargs(void) {
+	char rankname[32];
+	snprintf(rankname, sizeof rankname, "rank %d", rank);
+	float buf[8] = {0}, out[8 * 64] = {0};
+	size_t counts[64] = {0};
+	int steps;
+	hcclGraph_t g, bogus = (hcclGraph_t)(uintptr_t)0xdeadbeef;
+	hcclGraphExec_t e;
+
+	expect_on(NULL, hcclGraphCreate(NULL, &g), hcclInvalidArgument, "comm is NULL");
+	expect(hcclGraphCreate(comm, NULL), hcclInvalidArgument, "graph is NULL");
+	expect_on(NULL, hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, NULL), hcclInvalidArgument, "graph is NULL");
+	expect_on(NULL, hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, bogus), hcclInvalidArgument, "not one hcclGraphCreate made");
+	expect_on(NULL, hcclGraphBarrier(NULL), hcclInvalidArgument, "graph is NULL");
+	expect_on(NULL, hcclGraphCompile(NULL, &e), hcclInvalidArgument, "graph is NULL");
+	expect_on(NULL, hcclGraphLaunch(NULL), hcclInvalidArgument, "exec is NULL");
+	expect_on(NULL, hcclGraphLaunch((hcclGraphExec_t)(uintptr_t)0xdeadbeef), hcclInvalidArgument, "not one hcclGraphCompile made");
+	expect_on(NULL, hcclGraphDestroy(NULL), hcclInvalidArgument, "graph is NULL");
+	expect_on(NULL, hcclGraphExecDestroy(NULL), hcclInvalidArgument, "exec is NULL");
+	/* A communicator's handle is neither. */
+	expect_on(NULL, hcclGraphBarrier((hcclGraph_t)comm), hcclInvalidArgument, "not one hcclGraphCreate made");
+
+	/* Every bad recording call fails there, on this rank, and records nothing. */
+	expect(hcclGraphCreate(comm, &g), hcclSuccess, NULL);
+	expect(hcclGraphAllReduce(NULL, buf, 8, hcclFloat, hcclSum, g), hcclInvalidArgument, "sendbuff is NULL");
+	expect(hcclGraphAllReduce(buf, NULL, 8, hcclFloat, hcclSum, g), hcclInvalidArgument, "recvbuff is NULL");
+	expect(hcclGraphAllReduce(buf, buf, 8, (hcclDataType_t)99, hcclSum, g), hcclInvalidArgument, "unknown datatype 99");
+	expect(hcclGraphAllReduce(buf, buf, 8, hcclFloat, (hcclRedOp_t)99, g), hcclInvalidArgument, "unknown reduction");
+	expect(hcclGraphAllReduce(buf, buf, 8, hcclInt32, hcclAvg, g), hcclInvalidArgument, "GraphAllReduce");
+	expect(hcclGraphAllReduce(buf, buf, SIZE_MAX, hcclFloat, hcclSum, g), hcclInvalidArgument, "overflows");
+	expect(hcclGraphAllReduce(buf, buf, SIZE_MAX, hcclFloat, hcclSum, g), hcclInvalidArgument, rankname);
+	expect(hcclGraphAllReduce(buf, buf + 1, 4, hcclFloat, hcclSum, g), hcclInvalidArgument, "overlap");
+	expect(hcclGraphAllGather(buf, out, SIZE_MAX / 2, hcclFloat, g), hcclInvalidArgument, "overflows");
+	expect(hcclGraphReduceScatter(out, NULL, 8, hcclFloat, hcclSum, g), hcclInvalidArgument, "recvbuff is NULL");
+	expect(hcclGraphBroadcast(buf, buf, 8, hcclFloat, -1, g), hcclInvalidArgument, "root -1");
+	expect(hcclGraphBroadcast(buf, out, 8, hcclFloat, 0, g), hcclInvalidArgument, "in place only");
+	expect(hcclGraphReduce(buf, NULL, 8, hcclFloat, hcclSum, rank, g), hcclInvalidArgument, "recvbuff is NULL");
+	expect(hcclGraphReduce(buf, buf, 8, hcclFloat, hcclSum, nranks, g), hcclInvalidArgument, "GraphReduce");
+	expect(hcclGraphAlltoAll(NULL, out, 8, hcclFloat, g), hcclInvalidArgument, "sendbuff is NULL");
+	expect(hcclGraphAlltoAllV(buf, NULL, counts, out, counts, counts, hcclFloat, g), hcclInvalidArgument, "sendcounts is NULL");
+	expect(hcclGraphSetFuseBytes(g, 1 << 20), hcclSuccess, NULL);
+	/* The graph keeps its first failure for Compile, which every rank reaches alike. */
+	expect(hcclGraphCompile(g, &e), hcclInvalidArgument, "graph node 0");
+	expect(hcclGraphCompile(g, NULL), hcclInvalidArgument, "exec is NULL");
+	expect(hcclGraphDestroy(g), hcclSuccess, NULL);
+	expect_on(NULL, hcclGraphDestroy(g), hcclClosed, "graph was destroyed");
+	expect_on(NULL, hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, g), hcclClosed, "graph was destroyed");
+
+	/* A good graph works after all that, and its exec's handle is checked too. */
+	expect(hcclGraphCreate(comm, &g), hcclSuccess, NULL);
+	expect(hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, g), hcclSuccess, NULL);
+	expect(hcclGraphBarrier(g), hcclSuccess, NULL);
+	expect(hcclGraphCompile(g, &e), hcclSuccess, NULL);
+	expect_on(NULL, hcclGraphLaunch((hcclGraphExec_t)g), hcclInvalidArgument, "not one hcclGraphCompile made");
+	expect(hcclGraphExecSteps(e, NULL), hcclInvalidArgument, "steps is NULL");
+	expect(hcclGraphExecSteps(e, &steps), hcclSuccess, NULL);
+	if (steps != 2) {
+		printf("rank %d: FAIL hcclGraphExecSteps = %d, want 2\n", rank, steps);
+		failures++;
+	}
+	for (int it = 0; it < 2; it++) {
+		for (int i = 0; i < 8; i++) buf[i] = (float)(rank + i + it);
+		expect(hcclGraphLaunch(e), hcclSuccess, NULL);
+		for (int i = 0; i < 8; i++)
+			if (buf[i] != (float)(nranks * (nranks - 1) / 2 + nranks * (i + it))) {
+				printf("rank %d: FAIL launch %d: buf[%d] = %g\n", rank, it, i, buf[i]);
+				failures++;
+			}
+	}
+	/* An exec outlives its graph; destroyed, it is told apart. */
+	expect(hcclGraphDestroy(g), hcclSuccess, NULL);
+	expect(hcclGraphLaunch(e), hcclSuccess, NULL);
+	expect(hcclGraphExecDestroy(e), hcclSuccess, NULL);
+	expect_on(NULL, hcclGraphLaunch(e), hcclClosed, "exec was destroyed");
+	expect_on(NULL, hcclGraphExecDestroy(e), hcclClosed, "exec was destroyed");
+
+	/* A destroyed communicator leaves its graphs and execs failing until destroyed. */
+	hcclGraph_t g2;
+	expect(hcclGraphCreate(comm, &g2), hcclSuccess, NULL);
+	expect(hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, g2), hcclSuccess, NULL);
+	expect(hcclGraphCompile(g2, &e), hcclSuccess, NULL);
+	expect(hcclCommDestroy(comm), hcclSuccess, NULL);
+	expect_on(NULL, hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, g2), hcclClosed, "comm was destroyed");
+	expect_on(NULL, hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, g2), hcclClosed, rankname);
+	expect_on(NULL, hcclGraphLaunch(e), hcclClosed, "comm was destroyed");
+	expect_on(NULL, hcclGraphExecDestroy(e), hcclSuccess, NULL);
+	expect_on(NULL, hcclGraphDestroy(g2), hcclSuccess, NULL);
+	if (!failures) printf("rank %d graphargs ok\n", rank);
+}
+
 static void report(hcclResult_t res) {
 	printf("rank %d result %d: %s\n", rank, res, res == hcclSuccess ? "" : hcclCommGetLastError(comm));
 	fflush(stdout);
@@ -119,6 +216,17 @@ int main(int argc, char **argv) {
 	if (strcmp(mode, "args") == 0) {
 		args();
 		return failures ? 1 : 0;
+	} else if (strcmp(mode, "graphargs") == 0) {
+		graphargs();
+		return failures ? 1 : 0;
+	} else if (strcmp(mode, "graphmismatch") == 0) {
+		hcclGraph_t g;
+		hcclGraphExec_t e;
+		res = hcclGraphCreate(comm, &g);
+		if (res == hcclSuccess) res = hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, g);
+		if (res == hcclSuccess) res = hcclGraphAllReduce(buf, buf, rank == 0 ? 9 : 8, hcclFloat, hcclSum, g);
+		if (res == hcclSuccess) res = hcclGraphCompile(g, &e);
+		report(res);
 	} else if (strcmp(mode, "mismatch") == 0) {
 		report(hcclAllReduce(buf, buf, rank == 0 ? 9 : 8, hcclFloat, hcclSum, comm));
 	} else if (strcmp(mode, "abort") == 0) {
