@@ -11,6 +11,9 @@ message: which rank, which peer, what was expected.
         x = np.full(4, comm.rank, dtype=np.float32)
         comm.all_reduce(x)                 # in place: x is now the sum
 
+A Graph records a step's collectives once, and its compiled Executable
+replays them each step (see Graph).
+
 The library is HCCL_LIBRARY when set, else the one `make lib` built in this
 checkout (lib/libhccl.so), else libhccl.so from the loader's search path.
 """
@@ -22,7 +25,7 @@ import weakref
 import numpy as np
 
 __all__ = [
-    "Comm", "HcclError", "InvalidArgument", "Mismatch", "Aborted", "Timeout",
+    "Comm", "Graph", "Executable", "HcclError", "InvalidArgument", "Mismatch", "Aborted", "Timeout",
     "Closed", "SystemError", "InternalError", "empty", "version",
 ]
 
@@ -46,7 +49,7 @@ def _load():
 
 _lib = _load()
 
-_c_comm = ctypes.c_void_p
+_c_comm = _c_graph = _c_exec = ctypes.c_void_p  # uintptr_t handles
 _c_size_p = ctypes.POINTER(ctypes.c_size_t)
 _vp, _sz, _int = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
 for _name, _args in {
@@ -70,6 +73,21 @@ for _name, _args in {
     "hcclBarrier": [_c_comm],
     "hcclMemAlloc": [ctypes.POINTER(_vp), _sz],
     "hcclMemFree": [_vp],
+    "hcclGraphCreate": [_c_comm, ctypes.POINTER(_c_graph)],
+    "hcclGraphSetFuseBytes": [_c_graph, ctypes.c_int64],
+    "hcclGraphAllReduce": [_vp, _vp, _sz, _int, _int, _c_graph],
+    "hcclGraphBroadcast": [_vp, _vp, _sz, _int, _int, _c_graph],
+    "hcclGraphReduce": [_vp, _vp, _sz, _int, _int, _int, _c_graph],
+    "hcclGraphAllGather": [_vp, _vp, _sz, _int, _c_graph],
+    "hcclGraphReduceScatter": [_vp, _vp, _sz, _int, _int, _c_graph],
+    "hcclGraphAlltoAll": [_vp, _vp, _sz, _int, _c_graph],
+    "hcclGraphAlltoAllV": [_vp, _c_size_p, _c_size_p, _vp, _c_size_p, _c_size_p, _int, _c_graph],
+    "hcclGraphBarrier": [_c_graph],
+    "hcclGraphCompile": [_c_graph, ctypes.POINTER(_c_exec)],
+    "hcclGraphLaunch": [_c_exec],
+    "hcclGraphExecSteps": [_c_exec, ctypes.POINTER(_int)],
+    "hcclGraphExecDestroy": [_c_exec],
+    "hcclGraphDestroy": [_c_graph],
 }.items():
     _f = getattr(_lib, _name)
     _f.argtypes, _f.restype = _args, _int
@@ -150,7 +168,75 @@ def _counts(values, n, what):
     return (ctypes.c_size_t * n)(*values)
 
 
-class Comm:
+class _Collectives:
+    """The collectives' argument checks, shared by Comm, which runs them,
+    and Graph, which records them: each method checks its arrays and hands
+    the call to _issue(name, args, arrays), name as in hcclName."""
+
+    def all_reduce(self, send, recv=None, op="sum"):
+        recv = send if recv is None else recv
+        dt = _dtype(send, recv)
+        _sized(recv, send.size, "recv")
+        self._issue("AllReduce", (_ptr(send), _ptr(_writeable(recv)), send.size, dt, _op(op)), (send, recv))
+        return recv
+
+    def broadcast(self, buf, root=0):
+        self._issue("Broadcast", (_ptr(buf), _ptr(_writeable(buf)), buf.size, _dtype(buf), root), (buf,))
+        return buf
+
+    def reduce(self, send, recv=None, op="sum", root=0):
+        """recv is written on root only; elsewhere it may be None."""
+        dt = _dtype(send) if recv is None else _dtype(send, recv)
+        if recv is None and self.rank == root:
+            recv = send
+        if recv is not None and self.rank == root:
+            _sized(recv, send.size, "recv")
+        self._issue("Reduce", (_ptr(send), _ptr(recv if recv is None else _writeable(recv)),
+                               send.size, dt, _op(op), root), (send, recv))
+        return recv
+
+    def all_gather(self, send, recv):
+        """recv holds size * send.size elements, rank i's at i * send.size."""
+        _sized(recv, send.size * self.size, "recv")
+        self._issue("AllGather", (_ptr(send), _ptr(_writeable(recv)), send.size, _dtype(send, recv)), (send, recv))
+        return recv
+
+    def reduce_scatter(self, send, recv, op="sum"):
+        """send holds size * recv.size elements; recv gets this rank's block."""
+        _sized(send, recv.size * self.size, "send")
+        self._issue("ReduceScatter", (_ptr(send), _ptr(_writeable(recv)), recv.size,
+                                      _dtype(send, recv), _op(op)), (send, recv))
+        return recv
+
+    def all_to_all(self, send, recv):
+        """Block j of send (send.size / size elements) goes to rank j."""
+        _sized(recv, send.size, "recv")
+        if send.size % self.size:
+            raise ValueError("hccl: send has %d elements, not a multiple of %d ranks" % (send.size, self.size))
+        self._issue("AlltoAll", (_ptr(send), _ptr(_writeable(recv)), send.size // self.size,
+                                 _dtype(send, recv)), (send, recv))
+        return recv
+
+    def all_to_all_v(self, send, send_counts, recv, recv_counts, send_displs=None, recv_displs=None):
+        """send[send_displs[j]:][:send_counts[j]] goes to rank j; displacements
+        default to the blocks packed in rank order."""
+        n = self.size
+        sc, rc = _counts(send_counts, n, "send_counts"), _counts(recv_counts, n, "recv_counts")
+        sd = _counts(send_displs if send_displs is not None else np.cumsum([0] + list(sc)[:-1]), n, "send_displs")
+        rd = _counts(recv_displs if recv_displs is not None else np.cumsum([0] + list(rc)[:-1]), n, "recv_displs")
+        for a, counts, displs, what in ((send, sc, sd, "send"), (recv, rc, rd, "recv")):
+            end = max((d + c for c, d in zip(counts, displs)), default=0)
+            if end > a.size:
+                raise ValueError("hccl: %s has %d elements, its blocks reach %d" % (what, a.size, end))
+        self._issue("AlltoAllV", (_ptr(send), sc, sd, _ptr(_writeable(recv)), rc, rd, _dtype(send, recv)),
+                    (send, recv))
+        return recv
+
+    def barrier(self):
+        self._issue("Barrier", (), ())
+
+
+class Comm(_Collectives):
     """A communicator: the ranks of the job hcclrun started.
 
     Collectives block until this rank's part is done; receive arrays are
@@ -176,63 +262,8 @@ class Comm:
     def _call(self, f, *args):
         _check(f(*args, self._h), self._h)
 
-    def all_reduce(self, send, recv=None, op="sum"):
-        recv = send if recv is None else recv
-        dt = _dtype(send, recv)
-        self._sized(recv, send.size, "recv")
-        self._call(_lib.hcclAllReduce, _ptr(send), _ptr(_writeable(recv)), send.size, dt, _op(op))
-        return recv
-
-    def broadcast(self, buf, root=0):
-        self._call(_lib.hcclBroadcast, _ptr(buf), _ptr(_writeable(buf)), buf.size, _dtype(buf), root)
-        return buf
-
-    def reduce(self, send, recv=None, op="sum", root=0):
-        """recv is written on root only; elsewhere it may be None."""
-        dt = _dtype(send) if recv is None else _dtype(send, recv)
-        if recv is None and self.rank == root:
-            recv = send
-        if recv is not None and self.rank == root:
-            self._sized(recv, send.size, "recv")
-        self._call(_lib.hcclReduce, _ptr(send), _ptr(recv if recv is None else _writeable(recv)),
-                   send.size, dt, _op(op), root)
-        return recv
-
-    def all_gather(self, send, recv):
-        """recv holds size * send.size elements, rank i's at i * send.size."""
-        self._sized(recv, send.size * self.size, "recv")
-        self._call(_lib.hcclAllGather, _ptr(send), _ptr(_writeable(recv)), send.size, _dtype(send, recv))
-        return recv
-
-    def reduce_scatter(self, send, recv, op="sum"):
-        """send holds size * recv.size elements; recv gets this rank's block."""
-        self._sized(send, recv.size * self.size, "send")
-        self._call(_lib.hcclReduceScatter, _ptr(send), _ptr(_writeable(recv)), recv.size,
-                   _dtype(send, recv), _op(op))
-        return recv
-
-    def all_to_all(self, send, recv):
-        """Block j of send (send.size / size elements) goes to rank j."""
-        self._sized(recv, send.size, "recv")
-        if send.size % self.size:
-            raise ValueError("hccl: send has %d elements, not a multiple of %d ranks" % (send.size, self.size))
-        self._call(_lib.hcclAlltoAll, _ptr(send), _ptr(_writeable(recv)), send.size // self.size,
-                   _dtype(send, recv))
-        return recv
-
-    def all_to_all_v(self, send, send_counts, recv, recv_counts, send_displs=None, recv_displs=None):
-        """send[send_displs[j]:][:send_counts[j]] goes to rank j; displacements
-        default to the blocks packed in rank order."""
-        n = self.size
-        sc, rc = _counts(send_counts, n, "send_counts"), _counts(recv_counts, n, "recv_counts")
-        sd = _counts(send_displs if send_displs is not None else np.cumsum([0] + list(sc)[:-1]), n, "send_displs")
-        rd = _counts(recv_displs if recv_displs is not None else np.cumsum([0] + list(rc)[:-1]), n, "recv_displs")
-        for a, counts, displs, what in ((send, sc, sd, "send"), (recv, rc, rd, "recv")):
-            end = max((d + c for c, d in zip(counts, displs)), default=0)
-            if end > a.size:
-                raise ValueError("hccl: %s has %d elements, its blocks reach %d" % (what, a.size, end))
-        self._call(_lib.hcclAlltoAllV, _ptr(send), sc, sd, _ptr(_writeable(recv)), rc, rd, _dtype(send, recv))
-        return recv
+    def _issue(self, name, args, arrays):
+        self._call(getattr(_lib, "hccl" + name), *args)
 
     def send(self, buf, peer):
         self._call(_lib.hcclSend, _ptr(buf), buf.size, _dtype(buf), peer)
@@ -240,9 +271,6 @@ class Comm:
     def recv(self, buf, peer):
         self._call(_lib.hcclRecv, _ptr(_writeable(buf)), buf.size, _dtype(buf), peer)
         return buf
-
-    def barrier(self):
-        self._call(_lib.hcclBarrier)
 
     def abort(self):
         """Aborts the whole job; the communicator is then closed."""
@@ -254,15 +282,109 @@ class Comm:
             h, self._h = self._h, None
             _check(_lib.hcclCommDestroy(h), h)
 
-    def _sized(self, a, want, what):
-        if a.size != want:
-            raise ValueError("hccl: %s has %d elements, want %d" % (what, a.size, want))
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Graph(_Collectives):
+    """A step's collectives recorded once, to be compiled and run each step
+    (graph mode, hccl.h's hcclGraph* calls):
+
+        with hccl.Graph(comm) as g:
+            for grad in grads:
+                g.all_reduce(grad)             # records; nothing is sent
+            with g.compile() as step:          # every rank, once
+                for batch in data:
+                    ...                        # fill the grads
+                    step.run()                 # every collective, in order
+
+    The methods take Comm's arguments and check them as it does, but only
+    record the call: the arrays are written by each Executable.run, which
+    reads and writes them as they are then. The graph and its executables
+    keep references to the arrays, so they stay alive; do not resize or
+    reallocate them (arrays are never copied). broadcast records in place
+    only, as it is written here. Compile checks that every rank recorded
+    the same graph (Mismatch on every rank otherwise) and fuses small
+    all_reduce calls into one; fuse_bytes caps a fused buffer (0: the
+    library's default, negative: no fusion).
+    """
+
+    def __init__(self, comm, fuse_bytes=0):
+        self._comm, self.rank, self.size = comm, comm.rank, comm.size
+        self._arrays = []
+        h = _c_graph()
+        _check(_lib.hcclGraphCreate(comm._h, ctypes.byref(h)), comm._h)
+        self._h = h
+        if fuse_bytes:
+            _check(_lib.hcclGraphSetFuseBytes(h, int(fuse_bytes)), comm._h)
+
+    def _issue(self, name, args, arrays):
+        if self._h is None:
+            raise Closed(5, "hccl: the graph is closed")
+        _check(getattr(_lib, "hcclGraph" + name)(*args, self._h), self._comm._h)
+        self._arrays.extend(a for a in arrays if a is not None)
+
+    def compile(self):
+        """Every rank, with the same recorded calls: returns an Executable."""
+        if self._h is None:
+            raise Closed(5, "hccl: the graph is closed")
+        e = _c_exec()
+        _check(_lib.hcclGraphCompile(self._h, ctypes.byref(e)), self._comm._h)
+        return Executable(self._comm, e, list(self._arrays))
+
+    def close(self):
+        """Releases the graph; executables compiled from it keep working."""
+        if self._h is not None:
+            h, self._h = self._h, None
+            _check(_lib.hcclGraphDestroy(h), self._comm._h)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+
+class Executable:
+    """A compiled Graph: run() replays its collectives, on every rank, as
+    the calls would run; steps is how many a run makes after fusion."""
+
+    def __init__(self, comm, h, arrays):
+        self._comm, self._h, self._arrays = comm, h, arrays  # the arrays it reads and writes
+
+    def _handle(self):
+        if self._h is None:
+            raise Closed(5, "hccl: the executable is closed")
+        return self._h
+
+    def run(self):
+        _check(_lib.hcclGraphLaunch(self._handle()), self._comm._h)
+
+    @property
+    def steps(self):
+        v = ctypes.c_int()
+        _check(_lib.hcclGraphExecSteps(self._handle(), ctypes.byref(v)), self._comm._h)
+        return v.value
+
+    def close(self):
+        if self._h is not None:
+            h, self._h = self._h, None
+            self._arrays = None
+            _check(_lib.hcclGraphExecDestroy(h), self._comm._h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _sized(a, want, what):
+    if a.size != want:
+        raise ValueError("hccl: %s has %d elements, want %d" % (what, a.size, want))
 
 
 def empty(shape, dtype=np.float32):

@@ -235,7 +235,8 @@ func TestMPIBenchOnHCCL(t *testing.T) {
 }
 
 // TestPythonExample: the hccl package (ctypes over libhccl.so) runs the
-// Python example, every collective on NumPy arrays checked exactly.
+// Python examples, every collective on NumPy arrays checked exactly, and
+// a graph of them replayed three times against the same calls one by one.
 func TestPythonExample(t *testing.T) {
 	build(t)
 	py := testprog.RequirePython(t, "numpy", "HCCL_TEST_REQUIRE_NUMPY", "python3-numpy")
@@ -244,12 +245,12 @@ func TestPythonExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"HCCL_LIBRARY=" + filepath.Join(built.lib.Lib, "libhccl.so"), "PYTHONPATH=" + filepath.Join(root, "python")}
-	for _, np := range []string{"4", "3"} {
-		out, err := hcclrun(t, env, "-np", np, py, filepath.Join(root, "examples", "python", "allreduce.py"))
+	for _, tc := range []struct{ np, script string }{{"4", "allreduce.py"}, {"3", "allreduce.py"}, {"3", "graph.py"}} {
+		out, err := hcclrun(t, env, "-np", tc.np, py, filepath.Join(root, "examples", "python", tc.script))
 		if err != nil {
-			t.Fatalf("np %s: %v\n%s", np, err, out)
+			t.Fatalf("%s np %s: %v\n%s", tc.script, tc.np, err, out)
 		}
-		n := int(np[0] - '0')
+		n := int(tc.np[0] - '0')
 		wantOK(t, out, n)
 	}
 }
