@@ -23,6 +23,16 @@
 // scheduler (cpu.SetGoroutineYield), each of which would hand that thread
 // over and back (docs/performance.md#the-c-interface).
 //
+// Graph mode (graphs.go) goes through the same table: a graph and the
+// exec hcclGraphCompile makes of it are handles too, numbered with the
+// communicators so that none passes for another kind, each remembering
+// its communicator's handle, looked up at every call, and rank. The
+// recording calls make the slices as the collectives do and hand them to
+// the runtime's Graph* functions, which keep them: the C memory must stay
+// valid until the graph and its execs are destroyed, which hccl.h asks of
+// the caller. Broadcast is recorded in place only, since the out-of-place
+// form's copy on the root would have to run inside the replay.
+//
 // The Python package python/hccl loads this library through ctypes.
 //
 // Every file needs cgo (go:build cgo where it does not import "C"), so

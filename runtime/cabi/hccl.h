@@ -192,10 +192,13 @@ hcclResult_t hcclMemFree(void *ptr);
  * until hcclGraphExecDestroy of every exec compiled from the graph and
  * hcclGraphDestroy of the graph. Broadcast is recorded in place only:
  * sendbuff must be recvbuff, on every rank. AlltoAllV's counts and
- * displacements are copied when it is recorded. Errors are kept as the graph's
- * communicator's last error. A graph and an exec are each used by one
- * thread at a time; destroying the communicator leaves them failing with
- * hcclClosed until they are destroyed.
+ * displacements are copied when it is recorded. A failure is kept as the
+ * last error of the graph's communicator (hcclCommGetLastError(comm)),
+ * except that of a NULL, destroyed or made-up handle, or of a destroyed
+ * communicator, which is the library's (hcclCommGetLastError(NULL)). The
+ * calls on one graph or exec are serialised; destroying the communicator
+ * leaves its graphs and execs failing with hcclClosed until they are
+ * destroyed.
  */
 hcclResult_t hcclGraphCreate(hcclComm_t comm, hcclGraph_t *graph);
 /*
