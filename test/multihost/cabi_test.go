@@ -9,10 +9,10 @@ import (
 	"github.com/hcclrun/hcclrun/internal/testprog"
 )
 
-// TestCInterfaceThreeHosts: the C example (every collective of hccl.h,
-// checked exactly) and the Python one (python/hccl over libhccl.so) on
-// the simulated hosts, 2 ranks each: shared memory inside a host, TCP
-// across.
+// TestCInterfaceThreeHosts: the C examples (every collective of hccl.h,
+// checked exactly; a graph of them replayed) and the Python one
+// (python/hccl over libhccl.so) on the simulated hosts, 2 ranks each:
+// shared memory inside a host, TCP across.
 func TestCInterfaceThreeHosts(t *testing.T) {
 	e, b, hf := setup(t)
 	lib, err := testprog.BuildCLib(t.TempDir())
@@ -21,6 +21,10 @@ func TestCInterfaceThreeHosts(t *testing.T) {
 	}
 	example := filepath.Join(filepath.Dir(lib.Lib), "allreduce")
 	if err := lib.Compile("examples/c/allreduce.c", example); err != nil {
+		t.Fatal(err)
+	}
+	graph := filepath.Join(filepath.Dir(lib.Lib), "graph")
+	if err := lib.Compile("examples/c/graph.c", graph); err != nil {
 		t.Fatal(err)
 	}
 	wantSix := func(t *testing.T, out string) {
@@ -33,6 +37,9 @@ func TestCInterfaceThreeHosts(t *testing.T) {
 	}
 	t.Run("c", func(t *testing.T) {
 		wantSix(t, mustRun(t, b, append(hostArgs(e, hf), example)...))
+	})
+	t.Run("cgraph", func(t *testing.T) {
+		wantSix(t, mustRun(t, b, append(hostArgs(e, hf), graph)...))
 	})
 	t.Run("python", func(t *testing.T) {
 		py := testprog.RequirePython(t, "numpy", "HCCL_TEST_REQUIRE_NUMPY", "python3-numpy")
