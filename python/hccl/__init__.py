@@ -309,7 +309,7 @@ class Graph(_Collectives):
     only, as it is written here. Compile checks that every rank recorded
     the same graph (Mismatch on every rank otherwise) and fuses small
     all_reduce calls into one; fuse_bytes caps a fused buffer (0: the
-    library's default, negative: no fusion).
+    library's default, negative: no fusion), the same on every rank.
     """
 
     def __init__(self, comm, fuse_bytes=0):

@@ -203,7 +203,8 @@ hcclResult_t hcclMemFree(void *ptr);
 hcclResult_t hcclGraphCreate(hcclComm_t comm, hcclGraph_t *graph);
 /*
  * Caps a fused AllReduce's staging buffer, in bytes: 0 (the default) takes
- * HCCL_GRAPH_FUSE_BYTES or 25 MiB, a negative value fuses nothing.
+ * HCCL_GRAPH_FUSE_BYTES or 25 MiB, a negative value fuses nothing. Every
+ * rank must compile with the same cap (hcclMismatch otherwise).
  */
 hcclResult_t hcclGraphSetFuseBytes(hcclGraph_t graph, int64_t bytes);
 hcclResult_t hcclGraphAllReduce(const void *sendbuff, void *recvbuff, size_t count, hcclDataType_t datatype,
