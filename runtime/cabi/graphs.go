@@ -36,6 +36,19 @@ type graph struct {
 	g    *hccl.Graph
 	comm C.hcclComm_t
 	rank int
+	// err is the first recording failure, which Compile returns as
+	// hccl.Graph does its own: the failures found here (a NULL buffer, a
+	// bad dtype) never reach the Graph, and a graph compiled without the
+	// calls that failed would replay a step that is not the caller's.
+	err error
+}
+
+// recorded keeps err, a recording call's failure, for Compile.
+func (g *graph) recorded(err error) error {
+	if err != nil && g.err == nil {
+		g.err = fmt.Errorf("graph node %d: %w", g.g.Len(), err)
+	}
+	return err
 }
 
 // graphExec is one compiled graph; e is nil once destroyed.
@@ -100,9 +113,9 @@ func record(h C.hcclGraph_t, op string, dt C.hcclDataType_t, count C.size_t, per
 		}
 		t, n, err := c.typed(op, dt, count, times)
 		if err != nil {
-			return err
+			return g.recorded(err)
 		}
-		return renamed(op, f(t.graph, g.g, c.Comm, n))
+		return g.recorded(renamed(op, f(t.graph, g.g, c.Comm, n)))
 	})
 }
 
@@ -187,21 +200,21 @@ func hcclGraphAlltoAllV(send unsafe.Pointer, sendCounts, sdispls *C.size_t, recv
 	return runGraph(h, "GraphAlltoAllV", func(c *comm, g *graph) error {
 		t, err := typeOf(c, "GraphAlltoAllV", dt)
 		if err != nil {
-			return err
+			return g.recorded(err)
 		}
 		// Copied: C's arrays need not outlive the call, and the
 		// runtime reads its own at each replay.
 		v, err := c.vcounts("GraphAlltoAllV", t, sendCounts, sdispls, recvCounts, rdispls)
 		if err != nil {
-			return err
+			return g.recorded(err)
 		}
-		return renamed("GraphAlltoAllV", t.graph.alltoAllV(g.g, c.Comm, send, v[0], v[1], recv, v[2], v[3]))
+		return g.recorded(renamed("GraphAlltoAllV", t.graph.alltoAllV(g.g, c.Comm, send, v[0], v[1], recv, v[2], v[3])))
 	})
 }
 
 //export hcclGraphBarrier
 func hcclGraphBarrier(h C.hcclGraph_t) C.hcclResult_t {
-	return runGraph(h, "GraphBarrier", func(c *comm, g *graph) error { return renamed("GraphBarrier", g.g.Barrier()) })
+	return runGraph(h, "GraphBarrier", func(c *comm, g *graph) error { return g.recorded(renamed("GraphBarrier", g.g.Barrier())) })
 }
 
 //export hcclGraphCompile
@@ -211,6 +224,9 @@ func hcclGraphCompile(h C.hcclGraph_t, out *C.hcclGraphExec_t) C.hcclResult_t {
 			return invalidArg(c.Comm, "GraphCompile", "exec is NULL")
 		}
 		*out = 0
+		if g.err != nil {
+			return g.err
+		}
 		e, err := g.g.Compile(background)
 		if err != nil {
 			return err

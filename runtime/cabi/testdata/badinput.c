@@ -150,7 +150,8 @@ static void graphargs(void) {
 	expect(hcclGraphAlltoAllV(buf, NULL, counts, out, counts, counts, hcclFloat, g), hcclInvalidArgument, "sendcounts is NULL");
 	expect(hcclGraphSetFuseBytes(g, 1 << 20), hcclSuccess, NULL);
 	/* The graph keeps its first failure for Compile, which every rank reaches alike. */
-	expect(hcclGraphCompile(g, &e), hcclInvalidArgument, "graph node 0");
+	expect(hcclGraphCompile(g, &e), hcclInvalidArgument, "graph node 0: hccl: GraphAllReduce");
+	expect(hcclGraphCompile(g, &e), hcclInvalidArgument, "sendbuff is NULL");
 	expect(hcclGraphCompile(g, NULL), hcclInvalidArgument, "exec is NULL");
 	expect(hcclGraphDestroy(g), hcclSuccess, NULL);
 	expect_on(NULL, hcclGraphDestroy(g), hcclClosed, "graph was destroyed");
