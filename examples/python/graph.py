@@ -131,14 +131,21 @@ def main():
         else:
             raise AssertionError("a closed executable ran")
 
-        # A bad recording call raises there, naming the call and this rank.
-        with hccl.Graph(comm) as bad:
-            try:
-                bad.all_reduce(np.zeros(4, np.int32), op="avg")
-            except hccl.InvalidArgument as e:
-                assert "GraphAllReduce rank %d" % comm.rank in str(e), str(e)
-            else:
-                raise AssertionError("avg of int32 did not raise")
+        # A bad recording call raises there, naming the call and this rank,
+        # and again at compile, which makes no graph without it.
+        for bad_call, error, text in (
+                (lambda g: g.all_reduce(np.zeros(4, np.int32), op="avg"), hccl.InvalidArgument,
+                 "GraphAllReduce rank %d" % comm.rank),
+                (lambda g: g.all_gather(np.zeros(4, np.int32), np.zeros(3, np.int32)), ValueError, "recv has 3")):
+            with hccl.Graph(comm) as bad:
+                bad.barrier()
+                for f in (bad_call, lambda g: g.compile()):
+                    try:
+                        f(bad)
+                    except error as e:
+                        assert text in str(e), str(e)
+                    else:
+                        raise AssertionError("no %s with %s" % (error.__name__, text))
         comm.barrier()
         print("rank %d/%d ok" % (comm.rank, comm.size), flush=True)
 

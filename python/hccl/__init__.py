@@ -19,6 +19,7 @@ checkout (lib/libhccl.so), else libhccl.so from the loader's search path.
 """
 
 import ctypes
+import functools
 import os
 import weakref
 
@@ -168,11 +169,28 @@ def _counts(values, n, what):
     return (ctypes.c_size_t * n)(*values)
 
 
+def _records(method):
+    """Tells the object of a collective method that its checks failed
+    (_failed), for a Graph to keep the failure for compile."""
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as e:
+            self._failed(e)
+            raise
+    return checked
+
+
 class _Collectives:
     """The collectives' argument checks, shared by Comm, which runs them,
     and Graph, which records them: each method checks its arrays and hands
     the call to _issue(name, args, arrays), name as in hcclName."""
 
+    def _failed(self, error):
+        pass
+
+    @_records
     def all_reduce(self, send, recv=None, op="sum"):
         recv = send if recv is None else recv
         dt = _dtype(send, recv)
@@ -180,10 +198,12 @@ class _Collectives:
         self._issue("AllReduce", (_ptr(send), _ptr(_writeable(recv)), send.size, dt, _op(op)), (send, recv))
         return recv
 
+    @_records
     def broadcast(self, buf, root=0):
         self._issue("Broadcast", (_ptr(buf), _ptr(_writeable(buf)), buf.size, _dtype(buf), root), (buf,))
         return buf
 
+    @_records
     def reduce(self, send, recv=None, op="sum", root=0):
         """recv is written on root only; elsewhere it may be None."""
         dt = _dtype(send) if recv is None else _dtype(send, recv)
@@ -195,12 +215,14 @@ class _Collectives:
                                send.size, dt, _op(op), root), (send, recv))
         return recv
 
+    @_records
     def all_gather(self, send, recv):
         """recv holds size * send.size elements, rank i's at i * send.size."""
         _sized(recv, send.size * self.size, "recv")
         self._issue("AllGather", (_ptr(send), _ptr(_writeable(recv)), send.size, _dtype(send, recv)), (send, recv))
         return recv
 
+    @_records
     def reduce_scatter(self, send, recv, op="sum"):
         """send holds size * recv.size elements; recv gets this rank's block."""
         _sized(send, recv.size * self.size, "send")
@@ -208,6 +230,7 @@ class _Collectives:
                                       _dtype(send, recv), _op(op)), (send, recv))
         return recv
 
+    @_records
     def all_to_all(self, send, recv):
         """Block j of send (send.size / size elements) goes to rank j."""
         _sized(recv, send.size, "recv")
@@ -217,6 +240,7 @@ class _Collectives:
                                  _dtype(send, recv)), (send, recv))
         return recv
 
+    @_records
     def all_to_all_v(self, send, send_counts, recv, recv_counts, send_displs=None, recv_displs=None):
         """send[send_displs[j]:][:send_counts[j]] goes to rank j; displacements
         default to the blocks packed in rank order."""
@@ -232,6 +256,7 @@ class _Collectives:
                     (send, recv))
         return recv
 
+    @_records
     def barrier(self):
         self._issue("Barrier", (), ())
 
@@ -307,14 +332,15 @@ class Graph(_Collectives):
     keep references to the arrays, so they stay alive; do not resize or
     reallocate them (arrays are never copied). broadcast records in place
     only, as it is written here. Compile checks that every rank recorded
-    the same graph (Mismatch on every rank otherwise) and fuses small
+    the same graph (Mismatch on every rank otherwise; a recording call
+    that raised makes it raise that again) and fuses small
     all_reduce calls into one; fuse_bytes caps a fused buffer (0: the
     library's default, negative: no fusion), the same on every rank.
     """
 
     def __init__(self, comm, fuse_bytes=0):
         self._comm, self.rank, self.size = comm, comm.rank, comm.size
-        self._arrays = []
+        self._arrays, self._nodes, self._error = [], 0, None
         h = _c_graph()
         _check(_lib.hcclGraphCreate(comm._h, ctypes.byref(h)), comm._h)
         self._h = h
@@ -326,11 +352,22 @@ class Graph(_Collectives):
             raise Closed(5, "hccl: the graph is closed")
         _check(getattr(_lib, "hcclGraph" + name)(*args, self._h), self._comm._h)
         self._arrays.extend(a for a in arrays if a is not None)
+        self._nodes += 1
+
+    def _failed(self, error):
+        # The library keeps its own failures for hcclGraphCompile; these
+        # are the checks made here, before it saw the call.
+        if self._error is None and not isinstance(error, HcclError):
+            text = str(error)
+            text = text[len("hccl: "):] if text.startswith("hccl: ") else text
+            self._error = type(error)("hccl: graph node %d: %s" % (self._nodes, text))
 
     def compile(self):
         """Every rank, with the same recorded calls: returns an Executable."""
         if self._h is None:
             raise Closed(5, "hccl: the graph is closed")
+        if self._error is not None:
+            raise self._error
         e = _c_exec()
         _check(_lib.hcclGraphCompile(self._h, ctypes.byref(e)), self._comm._h)
         return Executable(self._comm, e, list(self._arrays))
