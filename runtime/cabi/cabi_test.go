@@ -141,41 +141,53 @@ func TestCBadInput(t *testing.T) {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	})
-	t.Run("graphmismatch", func(t *testing.T) {
-		// Every rank's Compile fails with hcclMismatch, naming the node.
-		out, _ := hcclrun(t, nil, "-np", "3", built.badargs, "graphmismatch")
-		ms := result.FindAllStringSubmatch(out, -1)
-		for _, m := range ms {
-			if m[2] != "2" || !strings.Contains(m[3], "graph node 1: rank 0 recorded AllReduce float32 count 9") {
-				t.Errorf("rank %s got result %s (%s), want 2 (hcclMismatch) naming node 1 and rank 0", m[1], m[2], m[3])
+	// Every rank's Compile fails with hcclMismatch, naming what differs.
+	for _, tc := range []struct{ mode, text string }{
+		{"graphmismatch", "graph node 1: rank 0 recorded AllReduce float32 count 9"},
+		{"graphcap", "fuses AllReduces up to"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			out, _ := hcclrun(t, nil, "-np", "3", built.badargs, tc.mode)
+			ms := result.FindAllStringSubmatch(out, -1)
+			for _, m := range ms {
+				if m[2] != "2" || !strings.Contains(m[3], tc.text) {
+					t.Errorf("rank %s got result %s (%s), want 2 (hcclMismatch) with %q", m[1], m[2], m[3], tc.text)
+				}
 			}
-		}
-		if len(ms) != 3 {
-			t.Fatalf("want every rank's result:\n%s", out)
-		}
-	})
-	t.Run("abort", func(t *testing.T) {
-		out, err := hcclrun(t, nil, "-np", "3", built.badargs, "abort")
-		if err == nil {
-			t.Errorf("hcclrun exited 0 after hcclCommAbort:\n%s", out)
-		}
-		// Rank 2 may be stopped by hcclrun before it prints what its
-		// hcclCommAbort returned; the others print what the abort did to them.
-		others := 0
-		for _, m := range result.FindAllStringSubmatch(out, -1) {
-			switch {
-			case m[1] == "2" && m[2] != "0":
-				t.Errorf("rank 2's hcclCommAbort returned %s: %s", m[2], m[3])
-			case m[1] != "2" && (m[2] != "3" || !strings.Contains(m[3], "rank 2 called Abort")):
-				t.Errorf("rank %s got result %s (%s), want 3 (hcclAborted) naming rank 2", m[1], m[2], m[3])
-			case m[1] != "2":
-				others++
+			if len(ms) != 3 {
+				t.Fatalf("want every rank's result:\n%s", out)
 			}
+		})
+	}
+	for _, mode := range []string{"abort", "graphabort"} {
+		t.Run(mode, func(t *testing.T) { testAbort(t, mode) })
+	}
+}
+
+// testAbort: the last rank's hcclCommAbort reaches the others' call (a
+// collective, or a graph's launch) as hcclAborted naming it.
+func testAbort(t *testing.T, mode string) {
+	result := regexp.MustCompile(`(?m)^rank (\d) result (\d): (.*)$`)
+	out, err := hcclrun(t, nil, "-np", "3", built.badargs, mode)
+	if err == nil {
+		t.Errorf("hcclrun exited 0 after hcclCommAbort:\n%s", out)
+	}
+	// Rank 2 may be stopped by hcclrun before it prints what its
+	// hcclCommAbort returned; the others print what the abort did to them.
+	others := 0
+	for _, m := range result.FindAllStringSubmatch(out, -1) {
+		switch {
+		case m[1] == "2" && m[2] != "0":
+			t.Errorf("rank 2's hcclCommAbort returned %s: %s", m[2], m[3])
+		case m[1] != "2" && (m[2] != "3" || !strings.Contains(m[3], "rank 2 called Abort")):
+			t.Errorf("rank %s got result %s (%s), want 3 (hcclAborted) naming rank 2", m[1], m[2], m[3])
+		case m[1] != "2":
+			others++
 		}
-		if others == 0 {
-			t.Fatalf("no rank reported what rank 2's abort did to it:\n%s", out)
-		}
-	})
+	}
+	if others == 0 {
+		t.Fatalf("no rank reported what rank 2's abort did to it:\n%s", out)
+	}
 }
 
 // TestCGraph: the C graph example records a step of every collective

@@ -17,6 +17,11 @@
  *   badinput graphmismatch  rank 0 records an AllReduce of one element
  *                      more than the others; every rank prints what its
  *                      hcclGraphCompile returned, as for mismatch
+ *   badinput graphcap  rank 0 compiles with another fusion cap; as for
+ *                      graphmismatch
+ *   badinput graphabort  a graph compiled and launched once, then the
+ *                      last rank calls hcclCommAbort, the others launch
+ *                      it again; printed as for mismatch
  */
 #include <hccl.h>
 #include <stdint.h>
@@ -227,6 +232,24 @@ int main(int argc, char **argv) {
 		if (res == hcclSuccess) res = hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, g);
 		if (res == hcclSuccess) res = hcclGraphAllReduce(buf, buf, rank == 0 ? 9 : 8, hcclFloat, hcclSum, g);
 		if (res == hcclSuccess) res = hcclGraphCompile(g, &e);
+		report(res);
+	} else if (strcmp(mode, "graphcap") == 0) {
+		hcclGraph_t g;
+		hcclGraphExec_t e;
+		res = hcclGraphCreate(comm, &g);
+		if (res == hcclSuccess) res = hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, g);
+		if (res == hcclSuccess && rank == 0) res = hcclGraphSetFuseBytes(g, 1 << 20);
+		if (res == hcclSuccess) res = hcclGraphCompile(g, &e);
+		report(res);
+	} else if (strcmp(mode, "graphabort") == 0) {
+		hcclGraph_t g;
+		hcclGraphExec_t e;
+		res = hcclGraphCreate(comm, &g);
+		if (res == hcclSuccess) res = hcclGraphAllReduce(buf, buf, 8, hcclFloat, hcclSum, g);
+		if (res == hcclSuccess) res = hcclGraphCompile(g, &e);
+		if (res == hcclSuccess) res = hcclGraphLaunch(e);
+		if (res == hcclSuccess) res = hcclBarrier(comm);
+		if (res == hcclSuccess) res = rank == nranks - 1 ? hcclCommAbort(comm) : hcclGraphLaunch(e);
 		report(res);
 	} else if (strcmp(mode, "mismatch") == 0) {
 		report(hcclAllReduce(buf, buf, rank == 0 ? 9 : 8, hcclFloat, hcclSum, comm));
