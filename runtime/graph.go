@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 
@@ -35,7 +36,11 @@ type Graph struct {
 
 	c     *Comm
 	nodes []call
-	err   error // the first recording error, returned by Compile
+	// err is the first recording error, which Compile returns here and
+	// makes the other ranks' Compile fail on, naming this rank and node
+	// errNode.
+	err     error
+	errNode int
 }
 
 // NewGraph returns an empty graph on c.
@@ -46,13 +51,30 @@ func (g *Graph) Len() int { return len(g.nodes) }
 
 func (g *Graph) add(a call, err error) error {
 	if err != nil {
-		if g.err == nil {
-			g.err = fmt.Errorf("graph node %d: %w", len(g.nodes), err)
+		// The recording call failed, not the collective: name it.
+		var oe *OpError
+		if errors.As(err, &oe) && error(oe) == err {
+			r := *oe
+			r.Op = "Graph" + r.Op
+			err = &r
 		}
+		g.Fail(err)
 		return err
 	}
 	g.nodes = append(g.nodes, a)
 	return nil
+}
+
+// Fail records err as the failure of the graph's next node, as a Graph*
+// call that fails does: Compile then returns it on this rank and fails
+// on every other rank too, naming this one, rather than leave them
+// waiting for a rank that stopped. It is for callers that check
+// arguments of their own before they record (the C interface). Only the
+// first failure is kept.
+func (g *Graph) Fail(err error) {
+	if g.err == nil {
+		g.err, g.errNode = fmt.Errorf("graph node %d: %w", len(g.nodes), err), len(g.nodes)
+	}
 }
 
 // GraphAllReduce records AllReduce(send, recv, op) on g.
@@ -100,14 +122,12 @@ func (g *Graph) Barrier() error {
 
 // Compile checks that every rank recorded the same graph (ErrMismatch on
 // every rank otherwise, naming the first differing node and two ranks
-// that differ on it), rewrites it, chooses each collective's algorithm
+// that differ on it; a rank whose recording failed returns that failure,
+// and the others ErrInvalidArgument naming it), rewrites it, chooses each collective's algorithm
 // and plan and allocates the staging buffer. Every rank must call it; it
 // makes one to three collectives of its own.
 func (g *Graph) Compile(ctx context.Context) (*Executable, error) {
 	c := g.c
-	if g.err != nil {
-		return nil, g.err
-	}
 	descs := make([]descriptor, len(g.nodes))
 	h := fnv.New64a()
 	var buf [8]byte
@@ -126,7 +146,8 @@ func (g *Graph) Compile(ctx context.Context) (*Executable, error) {
 		capBytes = DefaultGraphFuseBytes
 	}
 	capBytes = max(capBytes, -1)
-	if err := c.agreeGraph(ctx, h.Sum64(), descs, capBytes); err != nil {
+	if err := c.agreeGraph(ctx, graphSummary{hash: h.Sum64(), descs: descs, capBytes: capBytes,
+		failed: g.err, failedNode: g.errNode}); err != nil {
 		return nil, err
 	}
 	pairs := scatterGatherPairs(g.nodes)

@@ -51,15 +51,41 @@ func (d descriptor) String() string {
 	return s
 }
 
-// agreeGraph gathers every rank's graph hash, node count and fusion cap;
-// when the graphs differ it gathers the descriptors too, so that every
-// rank names the same first differing node.
-func (c *Comm) agreeGraph(ctx context.Context, hash uint64, descs []descriptor, capBytes int) error {
+// agreeGraph gathers every rank's graph hash, node count, fusion cap and
+// recording failure: a rank whose recording failed returns that failure
+// and every other rank an error naming it; when the graphs differ it
+// gathers the descriptors too, so that every rank names the same first
+// differing node.
+// graphSummary is what a rank brings to agreeGraph: its graph's hash,
+// descriptors and fusion cap, or the failure that spoiled its recording.
+type graphSummary struct {
+	hash       uint64
+	descs      []descriptor
+	capBytes   int
+	failed     error
+	failedNode int
+}
+
+func (c *Comm) agreeGraph(ctx context.Context, g graphSummary) error {
 	n := c.Size()
-	mine := []uint64{hash, uint64(len(descs)), uint64(capBytes)}
+	hash, descs, capBytes := g.hash, g.descs, g.capBytes
+	spoilt := uint64(0) // failedNode+1 when failed
+	if g.failed != nil {
+		spoilt = uint64(g.failedNode) + 1
+	}
+	mine := []uint64{hash, uint64(len(descs)), uint64(capBytes), spoilt}
 	all := make([]uint64, len(mine)*n)
 	if err := AllGather(ctx, c, mine, all); err != nil {
 		return err
+	}
+	if g.failed != nil {
+		return g.failed
+	}
+	for r := range n {
+		if node := all[r*len(mine)+3]; node != 0 {
+			return &OpError{Op: "Graph", Rank: c.job.Rank, Peer: r, Step: -1,
+				Err: fmt.Errorf("%w: rank %d's recording of graph node %d failed (its Compile says why)", ErrInvalidArgument, r, node-1)}
+		}
 	}
 	same, longest := true, 0
 	for r := range n {

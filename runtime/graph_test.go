@@ -707,3 +707,39 @@ func TestGraphFuseBytesDiffer(t *testing.T) {
 	j.t = t
 	j.must("barrier", func(c *hccl.Comm) error { return c.Barrier(ctx) })
 }
+
+// TestGraphRecordingFailsOnOneRank: a recording call that fails on one
+// rank alone fails every rank's Compile at once, rather than leave the
+// others waiting: that rank with its own error, naming the recording
+// call, the others with ErrInvalidArgument naming it; the communicator
+// stays usable.
+func TestGraphRecordingFailsOnOneRank(t *testing.T) {
+	const n = 3
+	j := startJob(t, n)
+	ctx := ctxFor(t)
+	errs := j.each(func(c *hccl.Comm) error {
+		g := hccl.NewGraph(c)
+		hccl.GraphAllReduce(g, make([]float32, 4), make([]float32, 4), hccl.Sum)
+		recv := 4
+		if c.Rank() == 1 {
+			recv = 5
+		}
+		hccl.GraphAllReduce(g, make([]float32, 4), make([]float32, recv), hccl.Sum)
+		exe, err := g.Compile(ctx)
+		if err == nil {
+			exe.Close()
+		}
+		return err
+	})
+	for r, err := range errs {
+		want := "rank 1's recording of graph node 1 failed"
+		if r == 1 {
+			want = "graph node 1: hccl: GraphAllReduce rank 1"
+		}
+		if !errors.Is(err, hccl.ErrInvalidArgument) || !strings.Contains(err.Error(), want) {
+			t.Errorf("rank %d: Compile: %v, want ErrInvalidArgument with %q", r, err, want)
+		}
+	}
+	j.t = t
+	j.must("barrier", func(c *hccl.Comm) error { return c.Barrier(ctx) })
+}

@@ -333,7 +333,8 @@ class Graph(_Collectives):
     reallocate them (arrays are never copied). broadcast records in place
     only, as it is written here. Compile checks that every rank recorded
     the same graph (Mismatch on every rank otherwise; a recording call
-    that raised makes it raise that again) and fuses small
+    that raised makes it raise that again here, and fail on the other
+    ranks) and fuses small
     all_reduce calls into one; fuse_bytes caps a fused buffer (0: the
     library's default, negative: no fusion), the same on every rank.
     """
@@ -366,9 +367,13 @@ class Graph(_Collectives):
         """Every rank, with the same recorded calls: returns an Executable."""
         if self._h is None:
             raise Closed(5, "hccl: the graph is closed")
-        if self._error is not None:
-            raise self._error
         e = _c_exec()
+        if self._error is not None:
+            # Compile all the same, so that the other ranks fail theirs
+            # (the graphs differ) rather than wait for this one.
+            if _lib.hcclGraphCompile(self._h, ctypes.byref(e)) == 0:
+                _lib.hcclGraphExecDestroy(e)
+            raise self._error
         _check(_lib.hcclGraphCompile(self._h, ctypes.byref(e)), self._comm._h)
         return Executable(self._comm, e, list(self._arrays))
 

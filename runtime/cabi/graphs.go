@@ -36,17 +36,16 @@ type graph struct {
 	g    *hccl.Graph
 	comm C.hcclComm_t
 	rank int
-	// err is the first recording failure, which Compile returns as
-	// hccl.Graph does its own: the failures found here (a NULL buffer, a
-	// bad dtype) never reach the Graph, and a graph compiled without the
-	// calls that failed would replay a step that is not the caller's.
-	err error
 }
 
-// recorded keeps err, a recording call's failure, for Compile.
+// recorded hands err, a recording call's failure, to the Graph
+// (hccl.Graph.Fail), whose Compile returns it and fails the other
+// ranks' too: the failures found here (a NULL buffer, a bad dtype) never
+// reach the Graph otherwise, and a graph compiled without the calls
+// that failed would replay a step that is not the caller's.
 func (g *graph) recorded(err error) error {
-	if err != nil && g.err == nil {
-		g.err = fmt.Errorf("graph node %d: %w", g.g.Len(), err)
+	if err != nil {
+		g.g.Fail(err)
 	}
 	return err
 }
@@ -224,9 +223,6 @@ func hcclGraphCompile(h C.hcclGraph_t, out *C.hcclGraphExec_t) C.hcclResult_t {
 			return invalidArg(c.Comm, "GraphCompile", "exec is NULL")
 		}
 		*out = 0
-		if g.err != nil {
-			return g.err
-		}
 		e, err := g.g.Compile(background)
 		if err != nil {
 			return err

@@ -180,9 +180,9 @@ hcclResult_t hcclMemFree(void *ptr);
  * The hcclGraph* recording calls take the arguments of the collective of
  * the same name, with the graph in the communicator's place; they check
  * them as the collective does (a failure is returned there, and again by
- * hcclGraphCompile, at once and without the other ranks, which wait for
- * this one's next call or exit) and send nothing. Compile checks that every rank
- * recorded the same graph (hcclMismatch on every rank, naming the first
+ * hcclGraphCompile, whose every other rank then returns
+ * hcclInvalidArgument naming this one) and send nothing. Compile checks
+ * that every rank recorded the same graph (hcclMismatch on every rank, naming the first
  * differing node, otherwise), fuses small AllReduces into one and binds
  * each collective to its algorithm; a launch replays them in order,
  * holding the communicator from its first collective to its last, and

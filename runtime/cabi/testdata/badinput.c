@@ -233,6 +233,9 @@ int main(int argc, char **argv) {
 		if (res == hcclSuccess) res = hcclGraphAllReduce(buf, buf, rank == 0 ? 9 : 8, hcclFloat, hcclSum, g);
 		if (res == hcclSuccess) res = hcclGraphCompile(g, &e);
 		report(res);
+		/* A failed Compile leaves the communicator usable: close it, or
+		 * hcclrun takes the first rank out as one that forgot to. */
+		hcclCommDestroy(comm);
 	} else if (strcmp(mode, "graphcap") == 0) {
 		hcclGraph_t g;
 		hcclGraphExec_t e;
@@ -241,6 +244,7 @@ int main(int argc, char **argv) {
 		if (res == hcclSuccess && rank == 0) res = hcclGraphSetFuseBytes(g, 1 << 20);
 		if (res == hcclSuccess) res = hcclGraphCompile(g, &e);
 		report(res);
+		hcclCommDestroy(comm); /* as in graphmismatch */
 	} else if (strcmp(mode, "graphabort") == 0) {
 		hcclGraph_t g;
 		hcclGraphExec_t e;
