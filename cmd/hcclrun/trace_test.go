@@ -118,14 +118,7 @@ func TestTracePairCalls(t *testing.T) {
 			t.Errorf("rank %d: %d AllReduces traced, want 50", f.Rank, n)
 		}
 	}
-	merged := filepath.Join(t.TempDir(), "job.json")
-	if r := hcclrun(t, 60*time.Second, "", "trace", "merge", dir, "-o", merged); r.code != 0 {
-		t.Fatalf("trace merge: exit %d\n%s", r.code, r.stderr)
-	}
-	b, err := os.ReadFile(merged)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mergeTrace(t, dir)
 	var tl struct {
 		TraceEvents []struct{ Cat, Ph string } `json:"traceEvents"`
 	}
@@ -187,14 +180,7 @@ func TestTraceSplitChildren(t *testing.T) {
 	if children != 4 || len(files) != 8 {
 		t.Fatalf("%d files, %d of children; want 4 of the job's communicator and 4 of its children", len(files), children)
 	}
-	merged := filepath.Join(t.TempDir(), "job.json")
-	if r := hcclrun(t, 60*time.Second, "", "trace", "merge", dir, "-o", merged); r.code != 0 {
-		t.Fatalf("trace merge: exit %d\n%s", r.code, r.stderr)
-	}
-	b, err := os.ReadFile(merged)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mergeTrace(t, dir)
 	var tl struct {
 		TraceEvents []struct {
 			Name, Cat, Ph string
@@ -227,4 +213,18 @@ func TestTraceSplitChildren(t *testing.T) {
 	if len(names) != 8 || kids != 4 {
 		t.Errorf("tracks %v: want 4 ranks' and 4 children's", names)
 	}
+}
+
+// mergeTrace runs hcclrun trace merge on dir and returns the timeline.
+func mergeTrace(t *testing.T, dir string) []byte {
+	t.Helper()
+	merged := filepath.Join(t.TempDir(), "job.json")
+	if r := hcclrun(t, 60*time.Second, "", "trace", "merge", dir, "-o", merged); r.code != 0 {
+		t.Fatalf("trace merge: exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
