@@ -405,11 +405,7 @@ func TestGraphMismatch(t *testing.T) {
 				if err := apply(ctx, c, g, prog, newGBufs[float32](prog, c.Rank(), n)); err != nil {
 					return err
 				}
-				exe, err := g.Compile(ctx)
-				if err == nil {
-					exe.Close()
-				}
-				return err
+				return compileOnly(ctx, g)
 			})
 			for r, err := range errs {
 				if !errors.Is(err, hccl.ErrMismatch) || !strings.Contains(err.Error(), tc.want) {
@@ -693,11 +689,7 @@ func TestGraphFuseBytesDiffer(t *testing.T) {
 			g.FuseBytes = 4096
 		}
 		hccl.GraphAllReduce(g, make([]float32, 10), make([]float32, 10), hccl.Sum)
-		exe, err := g.Compile(ctx)
-		if err == nil {
-			exe.Close()
-		}
-		return err
+		return compileOnly(ctx, g)
 	})
 	for r, err := range errs {
 		if !errors.Is(err, hccl.ErrMismatch) || !strings.Contains(err.Error(), "up to 4096") {
@@ -725,11 +717,7 @@ func TestGraphRecordingFailsOnOneRank(t *testing.T) {
 			recv = 5
 		}
 		hccl.GraphAllReduce(g, make([]float32, 4), make([]float32, recv), hccl.Sum)
-		exe, err := g.Compile(ctx)
-		if err == nil {
-			exe.Close()
-		}
-		return err
+		return compileOnly(ctx, g)
 	})
 	for r, err := range errs {
 		want := "rank 1's recording of graph node 1 failed"
@@ -742,4 +730,13 @@ func TestGraphRecordingFailsOnOneRank(t *testing.T) {
 	}
 	j.t = t
 	j.must("barrier", func(c *hccl.Comm) error { return c.Barrier(ctx) })
+}
+
+// compileOnly compiles g for its error, closing what it made.
+func compileOnly(ctx context.Context, g *hccl.Graph) error {
+	exe, err := g.Compile(ctx)
+	if err == nil {
+		exe.Close()
+	}
+	return err
 }
