@@ -153,7 +153,7 @@ func (g *Graph) Compile(ctx context.Context) (*Executable, error) {
 	pairs := scatterGatherPairs(g.nodes)
 	mine := make([]uint8, len(pairs))
 	for k, i := range pairs {
-		mine[k] = mergeable(c.job.Rank, &g.nodes[i], &g.nodes[i+1])
+		mine[k] = mergeable(&g.nodes[i], &g.nodes[i+1])
 	}
 	agreed, err := c.agreeMerges(ctx, mine)
 	if err != nil {

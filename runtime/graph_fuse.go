@@ -59,7 +59,7 @@ func scatterGatherPairs(nodes []call) []int {
 // a candidate pair, are an AllReduce of rs's send into ag's recv: ag
 // gathers exactly rs's recv, and the AllReduce's two buffers are one or
 // apart.
-func mergeable(rank int, rs, ag *call) uint8 {
+func mergeable(rs, ag *call) uint8 {
 	if !sameBytes(rs.recv, ag.send) {
 		return mergeNo
 	}
@@ -78,14 +78,14 @@ func sameBytes(a, b []byte) bool { return len(a) == len(b) && sameStart(a, b) }
 // that the selector prices cheaper as an AllReduce made one, and how
 // many were; under c.mu.
 func (c *Comm) mergeScatterGathers(nodes []call, pairs []int, agreed []bool) ([]graphNode, int) {
+	starts := make([]bool, len(nodes)) // of agreed pairs
+	for k, i := range pairs {
+		starts[i] = agreed[k]
+	}
 	out := make([]graphNode, 0, len(nodes))
 	merged := 0
-	next := 0 // into pairs
 	for i := 0; i < len(nodes); i++ {
-		for next < len(pairs) && pairs[next] < i {
-			next++
-		}
-		if next < len(pairs) && pairs[next] == i && agreed[next] {
+		if starts[i] {
 			rs, ag := &nodes[i], &nodes[i+1]
 			if ar, ok := c.scatterGatherAsAllReduce(rs, ag); ok {
 				out = append(out, ar)

@@ -8,7 +8,6 @@ package main
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -101,8 +100,8 @@ func runExec(h C.hcclGraphExec_t, op string, f func(c *comm, e *hccl.Executable)
 
 // record is runGraph for the recording calls: it looks up dt and count
 // as the collectives do (perRank: a buffer holds count elements for each
-// rank), and names the runtime's argument errors after the call made
-// ("GraphAllReduce" for the runtime's "AllReduce").
+// rank). The runtime names its own argument errors after the recording
+// call ("GraphAllReduce").
 func record(h C.hcclGraph_t, op string, dt C.hcclDataType_t, count C.size_t, perRank bool,
 	f func(t *graphType, g *hccl.Graph, c *hccl.Comm, n int) error) C.hcclResult_t {
 	return runGraph(h, op, func(c *comm, g *graph) error {
@@ -114,19 +113,8 @@ func record(h C.hcclGraph_t, op string, dt C.hcclDataType_t, count C.size_t, per
 		if err != nil {
 			return g.recorded(err)
 		}
-		return g.recorded(renamed(op, f(t.graph, g.g, c.Comm, n)))
+		return g.recorded(f(t.graph, g.g, c.Comm, n))
 	})
-}
-
-// renamed is err with op as its call when it is the runtime's *OpError.
-func renamed(op string, err error) error {
-	var oe *hccl.OpError
-	if !errors.As(err, &oe) || error(oe) != err {
-		return err
-	}
-	r := *oe
-	r.Op = op
-	return &r
 }
 
 //export hcclGraphCreate
@@ -207,13 +195,13 @@ func hcclGraphAlltoAllV(send unsafe.Pointer, sendCounts, sdispls *C.size_t, recv
 		if err != nil {
 			return g.recorded(err)
 		}
-		return g.recorded(renamed("GraphAlltoAllV", t.graph.alltoAllV(g.g, c.Comm, send, v[0], v[1], recv, v[2], v[3])))
+		return g.recorded(t.graph.alltoAllV(g.g, c.Comm, send, v[0], v[1], recv, v[2], v[3]))
 	})
 }
 
 //export hcclGraphBarrier
 func hcclGraphBarrier(h C.hcclGraph_t) C.hcclResult_t {
-	return runGraph(h, "GraphBarrier", func(c *comm, g *graph) error { return g.recorded(renamed("GraphBarrier", g.g.Barrier())) })
+	return runGraph(h, "GraphBarrier", func(c *comm, g *graph) error { return g.recorded(g.g.Barrier()) })
 }
 
 //export hcclGraphCompile
